@@ -1,0 +1,3 @@
+from policybot.cli import main
+
+main()

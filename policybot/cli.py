@@ -1,0 +1,243 @@
+"""The ``policybot`` command line: a thin layer over ``policybot.service``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import typer  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from policybot.settings import Settings  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ask policy documents, with page-exact citations.")
+models_app = typer.Typer(no_args_is_help=True, help="Download models for offline use.")
+app.add_typer(models_app, name="models")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+
+_STAGES = {"read": "reading pages", "chunk": "chunked", "embed": "embedding chunks", "save": "saving", "done": "done"}
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    return ctx.obj["settings"]
+
+
+def _service(ctx: typer.Context) -> Any:
+    from policybot.service import PolicyBot
+
+    if "service" not in ctx.obj:
+        ctx.obj["service"] = PolicyBot(_settings(ctx))
+    return ctx.obj["service"]
+
+
+def _print_json(model: BaseModel) -> None:
+    sys.stdout.write(model.model_dump_json(indent=2) + "\n")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    home: Optional[Path] = typer.Option(None, help="Data folder (index, registry, stored PDFs). Env: POLICYBOT_HOME."),
+    profile: Optional[str] = typer.Option(None, help="auto, paper or lite. Env: POLICYBOT_PROFILE."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens."),
+) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        # Model loaders print progress bars and notices of their own; keep the CLI output clean.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    overrides: dict[str, Any] = {}
+    if home is not None:
+        overrides["home"] = home
+    if profile is not None:
+        overrides["profile"] = profile
+    try:
+        ctx.obj = {"settings": Settings(**overrides)}
+    except Exception as exc:
+        _fail(f"invalid settings: {exc}")
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., help="PDF files or folders (searched recursively for *.pdf)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the IngestReport as JSON."),
+) -> None:
+    """Add PDFs to the library. Unchanged files are skipped; changed ones replace their old version."""
+    from policybot.service import expand_paths
+
+    bot = _service(ctx)
+    files = expand_paths(paths)
+    if not files:
+        _fail(f"no PDF files found in {', '.join(map(str, paths))}")
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+    ) as bar:
+        overall = bar.add_task(f"{len(files)} file(s)", total=len(files))
+        current: dict[str, Any] = {}
+
+        def on_progress(event: Any) -> None:
+            task = current.get(event.file)
+            if task is None:
+                task = current[event.file] = bar.add_task(event.file, total=event.total)
+            bar.update(task, description=f"{event.file}: {_STAGES[event.stage]}", completed=event.done, total=event.total)
+            if event.stage == "done":
+                bar.remove_task(task)
+                current.pop(event.file, None)
+                bar.advance(overall)
+
+        report = bot.ingest(files, progress=on_progress)
+    if as_json:
+        _print_json(report)
+    else:
+        err.print(f"profile {report.profile} ({bot.profile.reason}); chunker {report.chunker}", highlight=False)
+        for o in report.outcomes:
+            if o.status == "failed":
+                out.print(f"[red]FAILED[/red]    {o.message}", highlight=False)
+                continue
+            detail = f"{o.pages} pages, {o.chunks} chunks, {o.sections} sections, {o.tables} tables"
+            note = f" — {o.message}" if o.message else ""
+            out.print(f"[green]{o.status:<9}[/green] {o.name}: {detail} ({o.seconds:.1f} s){note}", highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def docs(
+    ctx: typer.Context,
+    delete: Optional[str] = typer.Option(None, "--delete", metavar="NAME", help="Delete a document by name."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the library, or delete a document (vectors, BM25 entries, registry row, stored PDF)."""
+    from policybot.service import PolicyBotError
+
+    bot = _service(ctx)
+    if delete is not None:
+        try:
+            report = bot.delete(delete)
+        except PolicyBotError as exc:
+            _fail(str(exc))
+        if as_json:
+            _print_json(report)
+        else:
+            out.print(f"deleted {report.name}", highlight=False)
+        return
+    listing = bot.documents()
+    if as_json:
+        _print_json(listing)
+        return
+    if not listing.documents and not listing.other_models:
+        out.print("No documents yet. Add some with: policybot ingest data/")
+        return
+    table = Table(title=f"Documents ({listing.embedding_model})")
+    for col in ("name", "title", "pages", "chunks", "sections", "tables", "model", "ingested"):
+        table.add_column(col, overflow="fold")
+    for d in listing.documents + listing.other_models:
+        model = d.embedding_model.split("/")[-1] + ("" if d.embedding_model == listing.embedding_model else " (not searched)")
+        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), model, d.ingested_at)
+    out.print(table)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to look for."),
+    k: int = typer.Option(10, "--k", min=1, max=100, help="Number of passages."),
+    doc: Optional[List[str]] = typer.Option(None, "--docs", help="Search only these documents (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the SearchResponse as JSON."),
+) -> None:
+    """Find the passages that best match a query (dense + BM25, fused with RRF)."""
+    from policybot.service import PolicyBotError
+
+    bot = _service(ctx)
+    try:
+        response = bot.search(query, k=k, docs=doc)
+    except PolicyBotError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(response)
+        return
+    for hit in response.hits:
+        out.print(f"[bold]{hit.rank}. {hit.citation}[/bold]  score {hit.score:.4f}", highlight=False)
+        snippet = " ".join(hit.text.split())
+        out.print(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}", highlight=False)
+    err.print(f"{len(response.hits)} passages in {response.seconds:.2f} s ({response.profile} profile)", highlight=False)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    repair: bool = typer.Option(False, "--repair", help="Remove leftovers of interrupted ingestions."),
+    as_json: bool = typer.Option(False, "--json", help="Print the DoctorReport as JSON."),
+) -> None:
+    """Check models, index and Ollama; print the command that fixes each problem."""
+    from policybot.doctor import run_checks
+
+    report = run_checks(_service(ctx), repair=repair)
+    if as_json:
+        _print_json(report)
+    else:
+        out.print(f"profile: [bold]{report.profile}[/bold] — {report.profile_reason}", highlight=False)
+        for c in report.checks:
+            mark = "[green]ok[/green]  " if c.ok else ("[red]FAIL[/red]" if c.required else "[yellow]warn[/yellow]")
+            out.print(f"{mark} {c.name}: {c.detail}", highlight=False)
+            if c.fix:
+                out.print(f"      fix: {c.fix}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@models_app.command("pull")
+def models_pull(
+    ctx: typer.Context,
+    profile: str = typer.Option("paper", "--profile", help="Profile whose models to download."),
+) -> None:
+    """Download a profile's models into POLICYBOT_MODELS_DIR and pull its LLM into Ollama."""
+    from policybot.models import pull_profile
+    from policybot.profiles import PROFILES
+
+    if profile not in PROFILES:
+        _fail(f"unknown profile '{profile}' (choose from {', '.join(PROFILES)})")
+    os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)  # downloads should show their bars
+    settings = _settings(ctx)
+    last: dict[str, str] = {}
+
+    def on_event(event: Any) -> None:
+        line = event.status
+        if event.total:
+            line += f" {100 * (event.completed or 0) / event.total:.0f}%"
+        if last.get(event.model) != line:
+            last[event.model] = line
+            err.print(f"{event.model}: {line}", highlight=False)
+
+    problems = pull_profile(PROFILES[profile], settings, on_event)
+    for problem in problems:
+        err.print(f"[red]problem:[/red] {problem}", highlight=False)
+    if problems:
+        raise typer.Exit(1)
+    out.print(f"profile {profile} is ready offline (models in {settings.resolved_models_dir})", highlight=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""Health checks: what is present, what is missing, and the exact command that fixes it."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+from policybot.profiles import local_model_path
+from policybot.schemas import Check, DoctorReport
+from policybot.settings import Settings
+
+
+@dataclass
+class OllamaStatus:
+    reachable: bool
+    models: list[str]
+    error: str | None = None
+
+    def has(self, name: str) -> bool:
+        wanted = name if ":" in name else f"{name}:latest"
+        return any(m == name or m == wanted for m in self.models)
+
+
+def ollama_status(host: str, timeout: float = 3.0, client: Any = None) -> OllamaStatus:
+    """Ask the Ollama server which models it has; never raises."""
+    try:
+        if client is None:
+            import ollama
+
+            client = ollama.Client(host=host, timeout=timeout)
+        listed = client.list()
+        models = getattr(listed, "models", None)
+        if models is None and isinstance(listed, dict):
+            models = listed.get("models", [])
+        names = []
+        for m in models or []:
+            name = getattr(m, "model", None) or (m.get("model") or m.get("name") if isinstance(m, dict) else None)
+            if name:
+                names.append(str(name))
+        return OllamaStatus(True, names)
+    except Exception as exc:
+        return OllamaStatus(False, [], str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+
+
+def run_checks(bot: Any, repair: bool = False, ollama_client: Any = None) -> DoctorReport:
+    """Check models, index and LLM server for a ``PolicyBot`` service."""
+    settings: Settings = bot.settings
+    resolved = bot.profile
+    profile = resolved.profile
+    checks: list[Check] = []
+    pull = f"policybot models pull --profile {profile.name}"
+
+    path = local_model_path(profile.embedding.hf_id, settings)
+    checks.append(
+        Check(
+            name="embedding model",
+            ok=path is not None,
+            detail=f"{profile.embedding.hf_id}: " + (f"found at {path}" if path else "not on this machine"),
+            fix=None if path else pull,
+        )
+    )
+    if profile.reranker is None:
+        checks.append(
+            Check(name="reranker", ok=True, required=False, detail=f"none in the {profile.name} profile (no reranker weights ship offline)")
+        )
+    else:
+        rpath = local_model_path(profile.reranker.hf_id, settings)
+        has_flag = importlib.util.find_spec("FlagEmbedding") is not None
+        checks.append(
+            Check(
+                name="reranker",
+                ok=rpath is not None and has_flag,
+                detail=f"{profile.reranker.hf_id}: "
+                + (f"found at {rpath}" if rpath else "not on this machine")
+                + ("" if has_flag else "; the FlagEmbedding package is not installed"),
+                fix=None if rpath and has_flag else (pull if has_flag else "pip install -e '.[paper]'"),
+            )
+        )
+
+    checks.append(_index_check(bot, repair))
+
+    docs = bot.documents()
+    checks.append(
+        Check(
+            name="documents",
+            ok=bool(docs.documents),
+            required=False,
+            detail=f"{len(docs.documents)} indexed with {profile.embedding.name}"
+            + (f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""),
+            fix=None if docs.documents else "policybot ingest data/",
+        )
+    )
+
+    status = ollama_status(settings.ollama_host, client=ollama_client)
+    checks.append(
+        Check(
+            name="ollama",
+            ok=status.reachable,
+            required=False,
+            detail=f"answering at {settings.ollama_host}" if status.reachable else f"not reachable at {settings.ollama_host} ({status.error})",
+            fix=None
+            if status.reachable
+            else "install Ollama (https://ollama.com/download), then start it with `ollama serve` "
+            "(or set OLLAMA_HOST to a running server); without it answers are extractive quotes",
+        )
+    )
+    if status.reachable:
+        has = status.has(profile.llm.name)
+        checks.append(
+            Check(
+                name="llm model",
+                ok=has,
+                required=False,
+                detail=f"{profile.llm.name}: " + ("present" if has else f"not pulled (server has: {', '.join(status.models) or 'none'})"),
+                fix=None if has else f"ollama pull {profile.llm.name}",
+            )
+        )
+    return DoctorReport(profile=profile.name, profile_reason=resolved.reason, checks=checks)
+
+
+def _index_check(bot: Any, repair: bool) -> Check:
+    settings: Settings = bot.settings
+    where = settings.chroma_url or str(settings.home / "chroma")
+    try:
+        count = bot.index.store.count()
+        orphans = bot.index.store.doc_ids() - {d.doc_id for d in bot.index.documents()}
+        repaired = 0
+        if orphans and repair:
+            repaired = bot.index.reconcile()
+            orphans = set()
+    except Exception as exc:
+        fix = (
+            f"start the Chroma server at {settings.chroma_url} (`chroma run --path DIR --port PORT`) or unset POLICYBOT_CHROMA_URL"
+            if settings.chroma_url
+            else f"check that {where} is writable; if it is damaged, move it away and re-run `policybot ingest`"
+        )
+        return Check(name="index", ok=False, detail=f"{where}: {exc}", fix=fix)
+    detail = f"{where}: collection {bot.index.collection}, {count} vectors"
+    if repaired:
+        detail += f"; removed leftovers of {repaired} unregistered document(s)"
+    if orphans:
+        return Check(
+            name="index",
+            ok=False,
+            required=False,
+            detail=detail + f"; {len(orphans)} unregistered document(s) left by an interrupted ingestion (never shown in results)",
+            fix="policybot doctor --repair",
+        )
+    return Check(name="index", ok=True, detail=detail)

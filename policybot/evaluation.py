@@ -1,0 +1,116 @@
+"""Retrieval evaluation on datasets in the "policybot eval dataset v1" format.
+
+A folder holds ``docs/*.pdf`` and ``questions.jsonl``. A retrieved chunk is relevant to a
+question when it comes from a gold document and contains a contiguous run of at least
+half of a gold passage's text, comparing lowercase letters and digits only: word-overlap
+tests are too loose for the short gold phrases of real sets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Callable, Sequence
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def alnum(text: str) -> str:
+    return _NON_ALNUM.sub("", text.lower())
+
+
+@dataclass
+class Gold:
+    doc: str
+    page: int | None
+    text: str
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    answerable: bool
+    gold: list[Gold] = field(default_factory=list)
+    answer: str | None = None
+    category: str | None = None
+
+
+@dataclass
+class Dataset:
+    root: Path
+    questions: list[Question]
+
+    @property
+    def docs(self) -> list[Path]:
+        return sorted((self.root / "docs").glob("*.pdf"))
+
+
+def load_dataset(root: str | Path) -> Dataset:
+    root = Path(root)
+    qfile = root / "questions.jsonl"
+    if not qfile.is_file() or not (root / "docs").is_dir():
+        raise FileNotFoundError(f"{root}: not an eval dataset (needs docs/ and questions.jsonl)")
+    questions = []
+    for line in qfile.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        gold = [Gold(g["doc"], g.get("page"), g["text"]) for g in raw.get("gold") or []]
+        questions.append(
+            Question(raw["id"], raw["question"], bool(raw["answerable"]), gold, raw.get("answer"), raw.get("category"))
+        )
+    return Dataset(root, questions)
+
+
+def contains_half(chunk_alnum: str, gold_alnum: str) -> bool:
+    """True if the chunk holds a contiguous run of at least half the gold passage."""
+    if not gold_alnum:
+        return False
+    need = (len(gold_alnum) + 1) // 2
+    if len(chunk_alnum) < need:
+        return False
+    match = SequenceMatcher(None, gold_alnum, chunk_alnum, autojunk=False).find_longest_match(
+        0, len(gold_alnum), 0, len(chunk_alnum)
+    )
+    return match.size >= need
+
+
+def is_relevant(doc: str, text: str, gold: Sequence[Gold]) -> bool:
+    chunk = alnum(text)
+    return any(g.doc == doc and contains_half(chunk, alnum(g.text)) for g in gold)
+
+
+@dataclass
+class RetrievalScores:
+    questions: int
+    recall: dict[int, float]
+    mrr10: float
+    per_question: list[dict]
+
+    def row(self) -> str:
+        r = self.recall
+        return f"R@1 {r[1]:.3f}  R@5 {r[5]:.3f}  R@10 {r[10]:.3f}  MRR@10 {self.mrr10:.3f}  (n={self.questions})"
+
+
+Retrieve = Callable[[str], Sequence[tuple[str, str]]]  # question -> ranked [(doc name, text)]
+
+
+def score_retrieval(dataset: Dataset, retrieve: Retrieve, ks: Sequence[int] = (1, 5, 10)) -> RetrievalScores:
+    """Recall@k (a relevant chunk in the top k) and MRR@10 over answerable questions."""
+    answerable = [q for q in dataset.questions if q.answerable and q.gold]
+    hits_at = {k: 0 for k in ks}
+    rr_total = 0.0
+    per_question = []
+    for q in answerable:
+        ranked = retrieve(q.question)
+        first = next((i + 1 for i, (doc, text) in enumerate(ranked[: max([*ks, 10])]) if is_relevant(doc, text, q.gold)), None)
+        for k in ks:
+            hits_at[k] += int(first is not None and first <= k)
+        rr_total += 1.0 / first if first is not None and first <= 10 else 0.0
+        per_question.append({"id": q.id, "first_relevant_rank": first})
+    n = max(len(answerable), 1)
+    return RetrievalScores(len(answerable), {k: hits_at[k] / n for k in ks}, rr_total / n, per_question)

@@ -1,0 +1,214 @@
+"""The document registry (SQLite): what is indexed, with which model, and every chunk's text.
+
+The registry is the source of truth: a document exists when its row exists. Vector and
+BM25 entries are written before the row and removed after it, and searches only return
+chunks of registered documents, so a failure at any step never shows half a document.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL,
+    pages INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    sections INTEGER NOT NULL,
+    section_source TEXT NOT NULL,
+    tables INTEGER NOT NULL,
+    empty_pages TEXT NOT NULL,
+    embedding_model TEXT NOT NULL,
+    chunker TEXT NOT NULL,
+    stored_path TEXT NOT NULL,
+    source_path TEXT NOT NULL,
+    ingested_at TEXT NOT NULL,
+    ingest_seconds REAL NOT NULL,
+    summary TEXT,
+    PRIMARY KEY (collection, doc_id),
+    UNIQUE (collection, name)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    collection TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    index_text TEXT NOT NULL,
+    section TEXT NOT NULL,
+    page_start INTEGER NOT NULL,
+    page_end INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    PRIMARY KEY (collection, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (collection, doc_id);
+CREATE TABLE IF NOT EXISTS generations (collection TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+@dataclass
+class DocumentRow:
+    collection: str
+    doc_id: str
+    name: str
+    sha256: str
+    title: str
+    pages: int
+    chunks: int
+    sections: int
+    section_source: str
+    tables: int
+    empty_pages: list[int]
+    embedding_model: str
+    chunker: str
+    stored_path: str
+    source_path: str
+    ingested_at: str
+    ingest_seconds: float
+    summary: str | None = None
+
+
+@dataclass
+class ChunkRow:
+    chunk_id: str
+    doc_id: str
+    ord: int
+    text: str
+    index_text: str
+    section: str
+    page_start: int
+    page_end: int
+    kind: str
+
+
+class Registry:
+    """Thread-safe access to the registry database."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(SCHEMA)
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _rows(self, sql: str, args: Iterable = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._db.execute(sql, tuple(args))
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    @staticmethod
+    def _doc(row: dict[str, Any]) -> DocumentRow:
+        row = dict(row)
+        row["empty_pages"] = json.loads(row["empty_pages"])
+        return DocumentRow(**row)
+
+    def documents(self, collection: str | None = None) -> list[DocumentRow]:
+        if collection is None:
+            rows = self._rows("SELECT * FROM documents ORDER BY name, collection")
+        else:
+            rows = self._rows("SELECT * FROM documents WHERE collection=? ORDER BY name", (collection,))
+        return [self._doc(r) for r in rows]
+
+    def by_name(self, collection: str, name: str) -> DocumentRow | None:
+        rows = self._rows("SELECT * FROM documents WHERE collection=? AND name=?", (collection, name))
+        return self._doc(rows[0]) if rows else None
+
+    def by_sha(self, collection: str, sha256: str) -> DocumentRow | None:
+        rows = self._rows("SELECT * FROM documents WHERE collection=? AND sha256=?", (collection, sha256))
+        return self._doc(rows[0]) if rows else None
+
+    def generation(self, collection: str) -> int:
+        rows = self._rows("SELECT value FROM generations WHERE collection=?", (collection,))
+        return int(rows[0]["value"]) if rows else 0
+
+    def chunk_texts(self, collection: str) -> list[tuple[str, str]]:
+        """(chunk_id, indexed text) of every registered chunk, in a stable order."""
+        rows = self._rows(
+            "SELECT chunk_id, index_text FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,)
+        )
+        return [(r["chunk_id"], r["index_text"]) for r in rows]
+
+    def chunks(self, collection: str, chunk_ids: Iterable[str]) -> dict[str, ChunkRow]:
+        ids = list(chunk_ids)
+        out: dict[str, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self._rows(
+                f"SELECT chunk_id, doc_id, ord, text, index_text, section, page_start, page_end, kind "
+                f"FROM chunks WHERE collection=? AND chunk_id IN ({marks})",
+                [collection, *part],
+            ):
+                out[r["chunk_id"]] = ChunkRow(**r)
+        return out
+
+    def chunk_ids_of(self, collection: str, doc_id: str) -> list[str]:
+        rows = self._rows("SELECT chunk_id FROM chunks WHERE collection=? AND doc_id=?", (collection, doc_id))
+        return [r["chunk_id"] for r in rows]
+
+    def replace(self, doc: DocumentRow, chunks: list[ChunkRow], replaces: DocumentRow | None) -> None:
+        """Register ``doc`` and its chunks, dropping ``replaces``, in one transaction."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if replaces is not None:
+                    self._delete_rows(replaces.collection, replaces.doc_id)
+                row = dict(doc.__dict__)
+                row["empty_pages"] = json.dumps(doc.empty_pages)
+                cols = ",".join(row)
+                db.execute(f"INSERT INTO documents ({cols}) VALUES ({','.join('?' * len(row))})", list(row.values()))
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    [
+                        (doc.collection, c.chunk_id, c.doc_id, c.ord, c.text, c.index_text, c.section, c.page_start, c.page_end, c.kind)
+                        for c in chunks
+                    ],
+                )
+                self._bump(doc.collection)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def delete(self, doc: DocumentRow) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete_rows(doc.collection, doc.doc_id)
+                self._bump(doc.collection)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def set_summary(self, collection: str, doc_id: str, summary: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE documents SET summary=? WHERE collection=? AND doc_id=?", (summary, collection, doc_id))
+
+    def _delete_rows(self, collection: str, doc_id: str) -> None:
+        self._db.execute("DELETE FROM chunks WHERE collection=? AND doc_id=?", (collection, doc_id))
+        self._db.execute("DELETE FROM documents WHERE collection=? AND doc_id=?", (collection, doc_id))
+
+    def _bump(self, collection: str) -> None:
+        self._db.execute(
+            "INSERT INTO generations VALUES (?, 1) ON CONFLICT(collection) DO UPDATE SET value = value + 1",
+            (collection,),
+        )
+
+    def stored_file_in_use(self, stored_path: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM documents WHERE stored_path=? LIMIT 1", (stored_path,)))

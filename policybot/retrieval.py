@@ -1,0 +1,82 @@
+"""Retrieval components: dense (Chroma), lexical (BM25), and rank fusion joining them.
+
+Each component has a light constructor and a ``run`` method. Fusion is a join mode over
+any number of ranked lists (later: one per query rewrite), not a special case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+from policybot.embeddings import Embedder
+from policybot.index import DocumentIndex
+
+Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
+
+
+class DenseRetriever:
+    """Nearest chunks by cosine similarity of sentence embeddings."""
+
+    def __init__(self, index: DocumentIndex, embedder: Embedder) -> None:
+        self.index = index
+        self.embedder = embedder
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
+        vector = self.embedder.embed([query])[0]
+        return self.index.store.query(vector, k, doc_ids)
+
+
+class LexicalRetriever:
+    """Best chunks by BM25 over the same chunks."""
+
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
+        return self.index.lexical_ready().search(query, k, set(doc_ids))
+
+
+@dataclass
+class Fused:
+    chunk_id: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)  # list name -> 1-based rank
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+class RankFusion:
+    """Join ranked lists. ``rrf``: sum of weight / (k + rank) (Cormack et al., 2009)."""
+
+    def __init__(self, mode: Literal["rrf"] = "rrf", k: int = 60) -> None:
+        self.mode = mode
+        self.k = k
+
+    def run(self, lists: dict[str, Ranked], weights: dict[str, float] | None = None) -> list[Fused]:
+        fused: dict[str, Fused] = {}
+        for name, ranked in lists.items():
+            weight = (weights or {}).get(name, 1.0)
+            for rank, (chunk_id, score) in enumerate(ranked, start=1):
+                item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+                item.score += weight / (self.k + rank)
+                item.ranks[name] = rank
+                item.scores[name] = score
+        # Ties (same fused score) go to the chunk ranked best in any list, then by id for stability.
+        return sorted(fused.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.chunk_id))
+
+
+class HybridRetriever:
+    """Dense + BM25 candidates for a query, fused with RRF."""
+
+    def __init__(self, index: DocumentIndex, embedder: Embedder, candidates: int = 50, rrf_k: int = 60) -> None:
+        self.dense = DenseRetriever(index, embedder)
+        self.lexical = LexicalRetriever(index)
+        self.fusion = RankFusion("rrf", rrf_k)
+        self.candidates = candidates
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> list[Fused]:
+        lists = {
+            "dense": self.dense.run(query, self.candidates, doc_ids),
+            "lexical": self.lexical.run(query, self.candidates, doc_ids),
+        }
+        return self.fusion.run(lists)[:k]

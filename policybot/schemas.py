@@ -1,0 +1,127 @@
+"""The stable, documented JSON shapes returned by the service and ``--json``.
+
+``SCHEMA_VERSION`` changes only on incompatible changes (a field removed or retyped);
+new optional fields may be added within a version.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = "1"
+
+IngestStatus = Literal["ingested", "replaced", "unchanged", "duplicate", "failed"]
+
+
+class IngestOutcome(BaseModel):
+    """What happened to one file."""
+
+    file: str = Field(description="Path as given")
+    name: str = Field(description="Document name in the library (the file name)")
+    status: IngestStatus
+    error_kind: str | None = Field(None, description="not_found, not_pdf, empty, too_large, corrupt, encrypted, scanned, index")
+    message: str = ""
+    title: str | None = None
+    pages: int | None = None
+    chunks: int | None = None
+    sections: int | None = None
+    tables: int | None = None
+    empty_pages: list[int] = Field(default_factory=list, description="Pages without extractable text")
+    seconds: float = 0.0
+
+
+class IngestReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    profile: str
+    embedding_model: str
+    chunker: str
+    outcomes: list[IngestOutcome]
+
+    @property
+    def failed(self) -> list[IngestOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+
+class DocumentInfo(BaseModel):
+    name: str
+    title: str
+    pages: int
+    chunks: int
+    sections: int = Field(description="Section headings found (outline entries or heading patterns)")
+    section_source: str = Field(description="outline, patterns or none")
+    tables: int
+    embedding_model: str
+    chunker: str
+    sha256: str
+    ingested_at: str
+    ingest_seconds: float
+    stored_path: str
+
+
+class DocumentList(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    profile: str
+    embedding_model: str
+    documents: list[DocumentInfo]
+    other_models: list[DocumentInfo] = Field(
+        default_factory=list, description="Documents indexed with another embedding model (not searched now)"
+    )
+
+
+class DeleteReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    name: str
+    deleted: int = Field(description="Index entries removed (one per embedding model)")
+
+
+class SearchHit(BaseModel):
+    rank: int
+    chunk_id: str
+    doc: str = Field(description="Document name (file name)")
+    title: str
+    section: str
+    page_start: int = Field(description="1-based PDF page where the chunk starts")
+    page_end: int
+    score: float = Field(description="Fused reciprocal-rank score")
+    dense_rank: int | None = None
+    dense_score: float | None = Field(None, description="Cosine similarity")
+    lexical_rank: int | None = None
+    lexical_score: float | None = Field(None, description="BM25 score")
+    kind: str = "text"
+    text: str
+
+    @property
+    def citation(self) -> str:
+        pages = f"p.{self.page_start}" if self.page_start == self.page_end else f"pp.{self.page_start}-{self.page_end}"
+        section = f" ({self.section})" if self.section else ""
+        return f"{self.doc}{section}, {pages}"
+
+
+class SearchResponse(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    query: str
+    profile: str
+    embedding_model: str
+    hits: list[SearchHit]
+    seconds: float
+
+
+class Check(BaseModel):
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = Field(None, description="The exact command or step that fixes it")
+    required: bool = Field(True, description="False: PolicyBot works without it, with less")
+
+
+class DoctorReport(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    profile: str
+    profile_reason: str
+    checks: list[Check]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks if c.required)

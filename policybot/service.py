@@ -1,0 +1,418 @@
+"""The service facade: the one API the CLI, the Streamlit app and the evaluation call.
+
+Models and the index are opened lazily and kept for the life of the object; use
+``get_service()`` to share one per process, so nothing is reloaded per question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Literal
+
+from policybot.chunking import Chunker, make_chunker
+from policybot.embeddings import Embedder, get_embedder
+from policybot.index import DocumentIndex
+from policybot.ingest import IngestError, ParsedDocument, check_file, read_pdf, sha256_of
+from policybot.profiles import ResolvedProfile, resolve_profile
+from policybot.registry import ChunkRow, DocumentRow, Registry
+from policybot.retrieval import HybridRetriever
+from policybot.schemas import (
+    DeleteReport,
+    DocumentInfo,
+    DocumentList,
+    IngestOutcome,
+    IngestReport,
+    SearchHit,
+    SearchResponse,
+)
+from policybot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class PolicyBotError(Exception):
+    """A problem the user can fix; the message says how."""
+
+
+@dataclass
+class Progress:
+    """A step of long-running work, for progress bars."""
+
+    file: str
+    stage: Literal["read", "chunk", "embed", "save", "done"]
+    done: int
+    total: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; folders become the PDFs inside them (recursively, sorted)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf"))
+        else:
+            out.append(path)
+    return out
+
+
+class PolicyBot:
+    """Ingest, list, delete and search policy documents."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self._lock = threading.RLock()
+        self._profile: ResolvedProfile | None = None
+        self._registry: Registry | None = None
+        self._index: DocumentIndex | None = None
+        self._chunker: Chunker | None = None
+        self._retriever: HybridRetriever | None = None
+
+    # --- components, created on first use ---------------------------------------------
+    @property
+    def profile(self) -> ResolvedProfile:
+        if self._profile is None:
+            self._profile = resolve_profile(self.settings)
+        return self._profile
+
+    @property
+    def embedder(self) -> Embedder:
+        return get_embedder(self.profile.profile.embedding, self.settings)
+
+    @property
+    def registry(self) -> Registry:
+        with self._lock:
+            if self._registry is None:
+                self._registry = Registry(self.settings.home / "registry.sqlite")
+            return self._registry
+
+    @property
+    def index(self) -> DocumentIndex:
+        with self._lock:
+            if self._index is None:
+                self._index = DocumentIndex(self.settings, self.profile.profile.embedding, self.embedder, self.registry)
+            return self._index
+
+    @property
+    def max_chunk_tokens(self) -> int:
+        """The smallest window among the models that read chunks, so none truncates one."""
+        if self.settings.max_chunk_tokens:
+            return self.settings.max_chunk_tokens
+        limit = self.embedder.max_tokens
+        reranker = self.profile.profile.reranker
+        if reranker is not None:
+            # The reranker reads query + passage; keep ~64 tokens for the question.
+            limit = min(limit, reranker.max_tokens - 64)
+        return limit
+
+    @property
+    def chunker(self) -> Chunker:
+        with self._lock:
+            if self._chunker is None:
+                self._chunker = make_chunker(self.settings, self.embedder, self.max_chunk_tokens)
+            return self._chunker
+
+    @property
+    def retriever(self) -> HybridRetriever:
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = HybridRetriever(
+                    self.index, self.embedder, self.settings.candidates_per_retriever, self.settings.rrf_k
+                )
+            return self._retriever
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the lexical index now rather than on first use."""
+        self.embedder.warm_up()
+        self.index.lexical_ready()
+
+    @property
+    def chunking_signature(self) -> str:
+        s = self.settings
+        return f"{self.chunker.signature}|hdr{int(s.contextual_header)}|tbl{int(s.detect_tables)}|run{int(s.strip_running_headers)}"
+
+    # --- ingestion ----------------------------------------------------------------------
+    def ingest(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:
+        """Ingest files and folders; one file's failure never stops the others."""
+        outcomes = [self.ingest_file(path, progress) for path in expand_paths(paths)]
+        return IngestReport(
+            profile=self.profile.name,
+            embedding_model=self.profile.profile.embedding.hf_id,
+            chunker=self.settings.chunker,
+            outcomes=outcomes,
+        )
+
+    def ingest_file(self, path: Path, progress: ProgressFn | None = None, name: str | None = None) -> IngestOutcome:
+        """Ingest one PDF completely, or not at all. ``name`` overrides the file name (uploads)."""
+        started = time.perf_counter()
+        name = name or path.name
+        try:
+            with self._lock:
+                outcome = self._ingest(path, name, progress)
+        except IngestError as err:
+            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages)
+        except Exception as exc:  # an index or model failure: report it, keep going
+            log.exception("ingesting %s failed", path)
+            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}")
+        outcome.seconds = round(time.perf_counter() - started, 3)
+        if progress:
+            progress(Progress(name, "done", 1, 1))
+        return outcome
+
+    def _ingest(self, path: Path, name: str, progress: ProgressFn | None) -> IngestOutcome:
+        s = self.settings
+        started = time.perf_counter()
+        check_file(path, s.max_file_mb)
+        sha = sha256_of(path)
+        collection = self.index.collection
+        signature = self.chunking_signature
+        doc_id = f"{sha[:16]}-{hashlib.sha1(signature.encode()).hexdigest()[:6]}"
+        same_name = self.registry.by_name(collection, name)
+        if same_name is not None and same_name.doc_id == doc_id:
+            return self._outcome(path, same_name, "unchanged", "already indexed, unchanged")
+        same_content = self.registry.by_sha(collection, sha)
+        if same_content is not None and same_content.name != name:
+            return self._outcome(path, same_content, "duplicate", f"same content as '{same_content.name}', already indexed", name=name)
+
+        def on_page(done: int, total: int) -> None:
+            if progress:
+                progress(Progress(name, "read", done, total))
+
+        parsed = read_pdf(
+            path,
+            detect_tables=s.detect_tables,
+            strip_running_headers=s.strip_running_headers,
+            max_mb=s.max_file_mb,
+            progress=on_page,
+        )
+        header = self._header_fn(parsed)
+        chunks = self.chunker.run(parsed, header)
+        if not chunks:
+            raise IngestError("scanned", f"{name}: no text to index on any of its {parsed.page_count} pages", parsed.page_count)
+        if progress:
+            progress(Progress(name, "chunk", len(chunks), len(chunks)))
+        rows = [
+            ChunkRow(
+                chunk_id=f"{doc_id}:{i:05d}",
+                doc_id=doc_id,
+                ord=i,
+                text=c.text,
+                index_text=(f"{header(c.section)}\n{c.text}" if s.contextual_header else c.text),
+                section=c.section,
+                page_start=c.page_start,
+                page_end=c.page_end,
+                kind=c.kind,
+            )
+            for i, c in enumerate(chunks)
+        ]
+        vectors = self._embed_with_progress(name, [r.index_text for r in rows], progress)
+        if progress:
+            progress(Progress(name, "save", 0, 1))
+        stored, newly_stored = self.index.store_file(path, sha)
+        doc = DocumentRow(
+            collection=collection,
+            doc_id=doc_id,
+            name=name,
+            sha256=sha,
+            title=parsed.title,
+            pages=parsed.page_count,
+            chunks=len(rows),
+            sections=parsed.sections_found,
+            section_source=parsed.section_source,
+            tables=parsed.tables,
+            empty_pages=parsed.empty_pages,
+            embedding_model=self.profile.profile.embedding.hf_id,
+            chunker=signature,
+            stored_path=str(stored),
+            source_path=str(path.resolve()),
+            ingested_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            ingest_seconds=round(time.perf_counter() - started, 3),
+        )
+        try:
+            self.index.add(doc, rows, vectors, replaces=same_name)
+        except BaseException:
+            if newly_stored and not self.registry.stored_file_in_use(str(stored)):
+                stored.unlink(missing_ok=True)
+            raise
+        status = "replaced" if same_name is not None else "ingested"
+        message = f"replaced the earlier version of {name}" if same_name is not None else ""
+        if parsed.empty_pages:
+            message = (message + "; " if message else "") + f"{len(parsed.empty_pages)} page(s) without text: {_page_list(parsed.empty_pages)}"
+        return self._outcome(path, doc, status, message, parsed=parsed)
+
+    def _header_fn(self, parsed: ParsedDocument) -> Callable[[str], str]:
+        if not self.settings.contextual_header:
+            return lambda section: ""
+        return lambda section: f"{parsed.title} — {section}" if section else parsed.title
+
+    def _embed_with_progress(self, name: str, texts: list[str], progress: ProgressFn | None):
+        import numpy as np
+
+        step = max(self.settings.embed_batch_size * 2, 32)
+        parts = []
+        for start in range(0, len(texts), step):
+            parts.append(self.embedder.embed(texts[start : start + step]))
+            if progress:
+                progress(Progress(name, "embed", min(start + step, len(texts)), len(texts)))
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+
+    @staticmethod
+    def _outcome(path: Path, doc: DocumentRow, status: str, message: str, parsed: ParsedDocument | None = None, name: str | None = None) -> IngestOutcome:
+        return IngestOutcome(
+            file=str(path),
+            name=name or doc.name,
+            status=status,  # type: ignore[arg-type]
+            message=message,
+            title=doc.title,
+            pages=doc.pages,
+            chunks=doc.chunks,
+            sections=doc.sections,
+            tables=doc.tables,
+            empty_pages=parsed.empty_pages if parsed else doc.empty_pages,
+        )
+
+    # --- library ------------------------------------------------------------------------
+    def documents(self) -> DocumentList:
+        current = self.index.collection
+        mine, others = [], []
+        for row in self.registry.documents():
+            (mine if row.collection == current else others).append(_info(row))
+        return DocumentList(
+            profile=self.profile.name,
+            embedding_model=self.profile.profile.embedding.hf_id,
+            documents=mine,
+            other_models=others,
+        )
+
+    def delete(self, name: str) -> DeleteReport:
+        """Remove a document everywhere: vectors, BM25 entries, registry rows, stored file."""
+        with self._lock:
+            rows = [r for r in self.registry.documents() if r.name == name]
+            if not rows:
+                known = ", ".join(sorted({r.name for r in self.registry.documents()})) or "none"
+                raise PolicyBotError(f"no document named '{name}' (indexed: {known})")
+            for row in rows:
+                if row.collection == self.index.collection:
+                    self.index.delete(row)
+                else:
+                    DocumentIndex(self.settings, _model_of(row), self.embedder, self.registry).delete(row)
+            return DeleteReport(name=name, deleted=len(rows))
+
+    def resolve_docs(self, names: Iterable[str] | None) -> list[DocumentRow]:
+        """The documents a question searches: all of them, or the named subset."""
+        docs = self.index.documents()
+        if not docs:
+            raise PolicyBotError(
+                f"no documents are indexed for {self.profile.profile.embedding.name}; "
+                "add some with `policybot ingest PATH` (e.g. `policybot ingest data/`)"
+            )
+        wanted = list(names or [])
+        if not wanted:
+            return docs
+        by_name = {d.name: d for d in docs}
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise PolicyBotError(f"not indexed: {', '.join(missing)} (indexed: {', '.join(sorted(by_name))})")
+        return [by_name[n] for n in wanted]
+
+    # --- search -------------------------------------------------------------------------
+    def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None) -> SearchResponse:
+        """Hybrid dense + BM25 search fused with reciprocal rank fusion."""
+        if not query.strip():
+            raise PolicyBotError("the query is empty")
+        started = time.perf_counter()
+        k = k or self.settings.search_k
+        scope = self.resolve_docs(docs)
+        by_id = {d.doc_id: d for d in scope}
+        fused = self.retriever.run(query, k, list(by_id))
+        rows = self.registry.chunks(self.index.collection, [f.chunk_id for f in fused])
+        hits = []
+        for f in fused:
+            row = rows.get(f.chunk_id)
+            if row is None:  # deleted between the search and now
+                continue
+            doc = by_id[row.doc_id]
+            hits.append(
+                SearchHit(
+                    rank=len(hits) + 1,
+                    chunk_id=f.chunk_id,
+                    doc=doc.name,
+                    title=doc.title,
+                    section=row.section,
+                    page_start=row.page_start,
+                    page_end=row.page_end,
+                    score=round(f.score, 6),
+                    dense_rank=f.ranks.get("dense"),
+                    dense_score=_round(f.scores.get("dense")),
+                    lexical_rank=f.ranks.get("lexical"),
+                    lexical_score=_round(f.scores.get("lexical")),
+                    kind=row.kind,
+                    text=row.text,
+                )
+            )
+        return SearchResponse(
+            query=query,
+            profile=self.profile.name,
+            embedding_model=self.profile.profile.embedding.hf_id,
+            hits=hits,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _page_list(pages: list[int]) -> str:
+    shown = ", ".join(str(p) for p in pages[:10])
+    return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+
+
+def _info(row: DocumentRow) -> DocumentInfo:
+    return DocumentInfo(
+        name=row.name,
+        title=row.title,
+        pages=row.pages,
+        chunks=row.chunks,
+        sections=row.sections,
+        section_source=row.section_source,
+        tables=row.tables,
+        embedding_model=row.embedding_model,
+        chunker=row.chunker,
+        sha256=row.sha256,
+        ingested_at=row.ingested_at,
+        ingest_seconds=row.ingest_seconds,
+        stored_path=row.stored_path,
+    )
+
+
+def _model_of(row: DocumentRow):
+    from policybot.profiles import EMBEDDING_MODELS, EmbeddingModel
+
+    for model in EMBEDDING_MODELS.values():
+        if model.hf_id == row.embedding_model:
+            return model
+    return EmbeddingModel(row.embedding_model, row.embedding_model, 512)
+
+
+_SERVICES: dict[str, PolicyBot] = {}
+_SERVICES_LOCK = threading.Lock()
+
+
+def get_service(settings: Settings | None = None) -> PolicyBot:
+    """One service per distinct settings in this process (models and index loaded once)."""
+    settings = settings or Settings()
+    key = settings.model_dump_json()
+    with _SERVICES_LOCK:
+        if key not in _SERVICES:
+            _SERVICES[key] = PolicyBot(settings)
+        return _SERVICES[key]

@@ -1,0 +1,107 @@
+"""The one place PolicyBot's defaults live.
+
+Values come, highest priority first, from: keyword arguments, environment variables
+(prefix ``POLICYBOT_``; ``OLLAMA_HOST`` is honoured as well), a TOML file
+(``POLICYBOT_CONFIG`` or ``./policybot.toml``), then the defaults below. Each default
+that affects quality has a decision record in ``eval/decisions/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+ProfileName = Literal["auto", "paper", "lite"]
+ChunkerName = Literal["semantic", "structure", "recursive"]
+
+
+def _config_file() -> Path:
+    return Path(os.environ.get("POLICYBOT_CONFIG", "policybot.toml"))
+
+
+class Settings(BaseSettings):
+    """Typed settings for every PolicyBot component."""
+
+    model_config = SettingsConfigDict(env_prefix="POLICYBOT_", extra="ignore", validate_default=True)
+
+    # --- where things live -------------------------------------------------------
+    home: Path = Field(Path(".policybot"), description="Index, document registry and stored PDFs.")
+    models_dir: Path | None = Field(
+        None, description="Local model folder filled by `policybot models pull` (default: HOME/models)."
+    )
+
+    # --- models -------------------------------------------------------------------
+    profile: ProfileName = "auto"
+    allow_downloads: bool = Field(
+        False,
+        description="Let `auto` pick the paper profile when its models are not local but could be "
+        "downloaded. Off by default: nothing leaves the machine unless asked.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    embed_batch_size: int = Field(32, ge=1)
+
+    # --- ingestion ----------------------------------------------------------------
+    chunker: ChunkerName = "semantic"
+    semantic_threshold_type: Literal["percentile", "standard_deviation", "interquartile", "gradient"] = (
+        "standard_deviation"
+    )
+    semantic_threshold_amount: float = 1.0
+    semantic_buffer_size: int = 1
+    semantic_merge_tokens: int = Field(
+        0, ge=0, description="Join neighbouring semantic chunks of a section up to this many tokens (0: off)."
+    )
+    structure_chunk_tokens: int = 700
+    structure_overlap_tokens: int = 100
+    recursive_chunk_chars: int = 1000
+    recursive_overlap_chars: int = 150
+    max_chunk_tokens: int | None = Field(
+        None,
+        description="Hard cap per chunk, in the embedder's tokens. Default: the smallest input "
+        "window of the profile's embedding model and reranker, so no model silently drops text.",
+    )
+    contextual_header: bool = Field(
+        True, description="Index each chunk with its document title and section path prepended."
+    )
+    detect_tables: bool = True
+    strip_running_headers: bool = True
+    max_file_mb: float = Field(100.0, gt=0)
+
+    # --- retrieval ----------------------------------------------------------------
+    search_k: int = Field(10, ge=1)
+    candidates_per_retriever: int = Field(50, ge=1)
+    rrf_k: int = Field(60, ge=1)
+
+    # --- services (remote ones are opt-in) ----------------------------------------
+    chroma_url: str | None = Field(None, description="Use a Chroma server instead of the embedded store.")
+    ollama_host: str = Field(
+        "http://127.0.0.1:11434",
+        validation_alias=AliasChoices("POLICYBOT_OLLAMA_HOST", "OLLAMA_HOST", "ollama_host"),
+    )
+
+    @property
+    def resolved_models_dir(self) -> Path:
+        return self.models_dir if self.models_dir is not None else self.home / "models"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=_config_file()),
+        )

@@ -1,0 +1,96 @@
+"""Shared fixtures: real PDFs made with PyMuPDF, a real Chroma in a temp dir, the packaged
+MiniLM embedding model. Nothing here reaches the network."""
+
+from __future__ import annotations
+
+import os
+
+# Before any model library is imported: never look anything up on the hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from policybot.service import PolicyBot  # noqa: E402
+from policybot.settings import Settings  # noqa: E402
+from tests import pdfs  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "eval-data"
+FLOOD = SHARED / "nfip-flood"
+SAMPLE_POLICY = Path(__file__).resolve().parents[1] / "data" / "homeshield-household-policy.pdf"
+# Port 9 (discard) is closed here: Ollama checks fail fast instead of waiting.
+NO_OLLAMA = "http://127.0.0.1:9"
+
+
+def make_settings(home: Path, **overrides) -> Settings:
+    values = dict(home=home, profile="lite", ollama_host=NO_OLLAMA, models_dir=home / "models")
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    """Tests never read the developer's POLICYBOT_* variables or policybot.toml."""
+    for key in list(os.environ):
+        if key.startswith("POLICYBOT_") or key == "OLLAMA_HOST":
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("POLICYBOT_CONFIG", str(tmp_path / "absent.toml"))
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return make_settings(tmp_path / "home")
+
+
+@pytest.fixture
+def bot(settings) -> PolicyBot:
+    return PolicyBot(settings)
+
+
+@pytest.fixture
+def policy_pdf(tmp_path) -> Path:
+    return pdfs.sample_policy(tmp_path / "acme-home.pdf")
+
+
+@pytest.fixture
+def outlined_pdf(tmp_path) -> Path:
+    return pdfs.sample_policy(tmp_path / "acme-outlined.pdf", outline=True)
+
+
+@pytest.fixture
+def scanned_pdf(tmp_path) -> Path:
+    return pdfs.scanned_pdf(tmp_path / "scan.pdf")
+
+
+@pytest.fixture
+def encrypted_pdf(tmp_path) -> Path:
+    return pdfs.encrypted_pdf(tmp_path / "locked.pdf")
+
+
+@pytest.fixture
+def corrupt_pdf(tmp_path) -> Path:
+    return pdfs.corrupt_pdf(tmp_path / "broken.pdf")
+
+
+@pytest.fixture
+def empty_file(tmp_path) -> Path:
+    path = tmp_path / "empty.pdf"
+    path.write_bytes(b"")
+    return path
+
+
+@pytest.fixture
+def not_pdf(tmp_path) -> Path:
+    path = tmp_path / "notes.pdf"
+    path.write_text("These are meeting notes, not a PDF.\n")
+    return path
+
+
+def require_flood() -> Path:
+    if not (FLOOD / "questions.jsonl").is_file():
+        pytest.skip(f"eval set not found at {FLOOD} (../shared/eval-data/nfip-flood beside the project)")
+    return FLOOD

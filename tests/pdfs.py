@@ -1,0 +1,180 @@
+"""Building real PDFs for tests with PyMuPDF: headings, wrapped paragraphs, ruled tables,
+running footers, outlines, blank and image-only pages, encryption and corruption."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+PAGE_W, PAGE_H = 612, 792
+LEFT, TOP, BOTTOM = 60, 60, 720
+BODY_SIZE, LINE_GAP = 10, 14
+
+
+@dataclass
+class PdfBuilder:
+    """Lays out text top to bottom, starting new pages as needed."""
+
+    footer: str | None = None  # e.g. "Test Policy - page {n}"
+    doc: pymupdf.Document = field(default_factory=pymupdf.open)
+    y: float = TOP
+    toc: list[list] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.page = self.doc.new_page(width=PAGE_W, height=PAGE_H)
+
+    @property
+    def page_no(self) -> int:
+        return self.page.number + 1
+
+    def new_page(self) -> None:
+        self.page = self.doc.new_page(width=PAGE_W, height=PAGE_H)
+        self.y = TOP
+
+    def _line(self, text: str, font: str = "helv", size: float = BODY_SIZE) -> None:
+        if self.y > BOTTOM:
+            self.new_page()
+        self.page.insert_text((LEFT, self.y), text, fontname=font, fontsize=size)
+        self.y += LINE_GAP if size <= BODY_SIZE else LINE_GAP + 4
+
+    def heading(self, text: str, level: int = 1, outline: bool = False, size: float = 12) -> None:
+        if self.y > BOTTOM - 30:
+            self.new_page()
+        self.y += 6
+        if outline:
+            self.toc.append([level, text, self.page_no])
+        self._line(text, font="hebo", size=size)
+
+    def paragraph(self, text: str, width: int = 95) -> None:
+        for line in textwrap.wrap(text, width):
+            self._line(line)
+        self.y += 4
+
+    def table(self, rows: list[list[str]], col_width: float = 150, row_h: float = 18) -> None:
+        """A ruled grid that ``page.find_tables()`` recognises."""
+        height = row_h * len(rows)
+        if self.y + height > BOTTOM:
+            self.new_page()
+        top = self.y
+        cols = len(rows[0])
+        for r in range(len(rows) + 1):
+            self.page.draw_line((LEFT, top + r * row_h), (LEFT + cols * col_width, top + r * row_h))
+        for c in range(cols + 1):
+            self.page.draw_line((LEFT + c * col_width, top), (LEFT + c * col_width, top + height))
+        for r, row in enumerate(rows):
+            for c, cell in enumerate(row):
+                font = "hebo" if r == 0 else "helv"
+                self.page.insert_text((LEFT + c * col_width + 4, top + r * row_h + 13), cell, fontname=font, fontsize=9)
+        self.y = top + height + 16
+
+    def image_only_page(self) -> None:
+        """A page with a picture and no text, like a scan."""
+        self.new_page()
+        pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 60, 60), 0)
+        pix.clear_with(180)
+        self.page.insert_image(pymupdf.Rect(100, 100, 400, 400), pixmap=pix)
+
+    def save(self, path: Path, **kwargs) -> Path:
+        if self.footer:
+            total = self.doc.page_count
+            for page in self.doc:
+                page.insert_text((LEFT, PAGE_H - 30), self.footer.format(n=page.number + 1, total=total), fontsize=8)
+        if self.toc:
+            self.doc.set_toc(self.toc)
+        self.doc.set_metadata({"title": "", "author": "PolicyBot tests"})
+        self.doc.save(path, **kwargs)
+        self.doc.close()
+        return path
+
+
+FILLER = (
+    "The insurer will consider each claim on its own facts and will act in good faith at all times. "
+    "Any amount payable is subject to the limits shown in the schedule and to the other terms of this policy. "
+)
+
+
+def sample_policy(path: Path, outline: bool = False, blank_page: bool = True) -> Path:
+    """A multi-page policy with numbered sections and clauses, a table, a clause crossing a
+    page break, a running footer and (optionally) a page with no text."""
+    b = PdfBuilder(footer="Acme Home Policy - page {n} of {total}")
+    b.heading("Acme Home Insurance Policy", size=16)
+    b.paragraph("This policy is a contract between you and Acme Insurance. Read it carefully.")
+    b.heading("Section 1 Definitions", outline=outline)
+    b.heading("1.1 Insured Person", level=2, outline=outline, size=10.5)
+    b.paragraph(
+        "Insured Person means you, your spouse or partner, and members of your family who permanently live "
+        "in your home, including children under twenty-one years of age studying away from home."
+    )
+    b.heading("1.2 Wear and Tear", level=2, outline=outline, size=10.5)
+    b.paragraph("Wear and Tear means the gradual loss of value or condition of property through ordinary use and age.")
+    for _ in range(6):
+        b.paragraph(FILLER * 2)
+    b.heading("Section 2 Exclusions", outline=outline)
+    b.heading("2.1 Gradual deterioration", level=2, outline=outline, size=10.5)
+    b.paragraph("We will not pay for loss or damage caused by wear and tear, rust, rot, mould or gradual deterioration.")
+    # Fill the page so the next clause starts near the bottom and runs onto the next page.
+    while b.y < BOTTOM - 60:
+        b.paragraph(FILLER)
+    b.heading("2.2 Earthquake damage", level=2, outline=outline, size=10.5)
+    b.paragraph(
+        "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension. "
+        "The extension pays for the cost of repairing cracks in walls and foundations caused by an earthquake "
+        "measuring at least four on the Richter scale, up to the earthquake limit stated in the schedule. "
+        "Claims under the earthquake extension must be notified within seven days of the earthquake."
+    )
+    b.heading("Section 3 Deductibles", outline=outline)
+    b.paragraph("The deductible is the first part of each claim that you must pay yourself, as shown in the table below.")
+    b.table(
+        [
+            ["Cover", "Standard deductible", "Escape of water"],
+            ["Buildings", "$250", "$750"],
+            ["Contents", "$150", "$500"],
+            ["Valuables", "$100", "$100"],
+        ]
+    )
+    b.paragraph("The escape of water deductible applies once per incident, even if both buildings and contents are damaged.")
+    if blank_page:
+        b.image_only_page()
+    b.new_page()
+    b.heading("Section 4 Cancellation", outline=outline)
+    b.heading("4.1 Cooling-off period", level=2, outline=outline, size=10.5)
+    b.paragraph("You may cancel within fourteen days of receiving this policy and we will refund the premium in full.")
+    return b.save(path)
+
+
+def scanned_pdf(path: Path, pages: int = 3) -> Path:
+    doc = pymupdf.open()
+    for _ in range(pages):
+        page = doc.new_page(width=PAGE_W, height=PAGE_H)
+        pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), 0)
+        pix.clear_with(200)
+        page.insert_image(pymupdf.Rect(50, 50, 500, 700), pixmap=pix)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def encrypted_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Secret policy terms.")
+    doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="user-secret", owner_pw="owner-secret")
+    doc.close()
+    return path
+
+
+def corrupt_pdf(path: Path) -> Path:
+    """A PDF header followed by garbage: looks like a PDF, cannot be opened as one."""
+    path.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40)
+    return path
+
+
+def simple_pdf(path: Path, paragraphs: list[str], heading: str | None = None) -> Path:
+    b = PdfBuilder()
+    if heading:
+        b.heading(heading)
+    for p in paragraphs:
+        b.paragraph(p)
+    return b.save(path)

@@ -1,0 +1,113 @@
+"""Section and clause detection: heading patterns, levels, outline matching."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from policybot.sections import detect_sections, from_outline, from_patterns, heading_kind
+
+
+@dataclass
+class L:
+    text: str
+    page: int = 1
+    bold: bool = True
+    size: float = 10.0
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("Section 4", "section"),
+        ("Section 4 General Exclusions", "section"),
+        ("Clause 5", "clause"),
+        ("§3.2 Notice", "para2"),
+        ("Article 12", "article"),
+        ("III. PROPERTY INSURED", "roman"),
+        ("A. Definitions", "letter"),
+        ("4.2.1 Escape of water", "dotted3"),
+        ("5.2 Escape of water deductible", "dotted2"),
+        ("1. Debris Removal", "number"),
+    ],
+)
+def test_heading_patterns_common_in_policies(text, kind):
+    assert heading_kind(text)[0] == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We will pay for direct physical loss by or from flood to your insured property, provided that you",
+        "a claim must be made within sixty days;",
+        "",
+        "The deductible applies,",
+    ],
+)
+def test_sentences_are_not_headings(text):
+    assert heading_kind(text) is None
+
+
+def test_levels_follow_first_appearance_and_build_paths():
+    lines = [
+        L("Section 1 Definitions"),
+        L("1.1 Insured Person"),
+        L("Insured Person means you.", bold=False),
+        L("1.2 Home"),
+        L("Home means the private dwelling.", bold=False),
+        L("Section 2 Cover"),
+        L("2.1 Fire"),
+        L("We cover fire.", bold=False),
+    ]
+    result = from_patterns(lines)
+    assert result.source == "patterns"
+    assert result.headings == 5
+    assert result.paths[2] == "Section 1 Definitions > 1.1 Insured Person"
+    assert result.paths[4] == "Section 1 Definitions > 1.2 Home"
+    assert result.paths[7] == "Section 2 Cover > 2.1 Fire"
+
+
+def test_unstyled_numbered_lines_are_list_items_not_headings():
+    lines = [L("Section 1 Claims"), L("1. Tell us within 30 days.", bold=False), L("2. Send receipts.", bold=False)]
+    result = from_patterns(lines)
+    assert result.headings == 1
+    assert set(result.paths) == {"Section 1 Claims"}
+
+
+def test_all_caps_heading_needs_no_bold():
+    lines = [L("III. PROPERTY INSURED", bold=False), L("We insure your dwelling.", bold=False)]
+    assert from_patterns(lines).paths[1] == "III. PROPERTY INSURED"
+
+
+def test_bare_article_number_takes_title_from_next_heading_line():
+    lines = [L("Article 12"), L("Definitions"), L("In this policy words mean...", bold=False)]
+    assert from_patterns(lines).paths[2] == "Article 12 Definitions"
+
+
+def test_outline_single_root_is_the_title_not_a_section():
+    lines = [
+        L("Standard Flood Insurance Policy", page=1),
+        L("I. Agreement", page=1),
+        L("We agree to pay.", page=1, bold=False),
+        L("More of the agreement.", page=2, bold=False),
+        L("II. Definitions", page=2),
+        L("A. Flood", page=2),
+        L("Flood means...", page=2, bold=False),
+    ]
+    toc = [[1, "Standard Flood Insurance Policy", 1], [2, "I. Agreement", 1], [2, "II. Definitions", 2], [3, "A. Flood", 2]]
+    result = from_outline(lines, toc)
+    assert result.outline_title == "Standard Flood Insurance Policy"
+    assert result.paths[3] == "I. Agreement"  # continues across the page break
+    assert result.paths[4] == "II. Definitions"  # starts at its heading line, not the page top
+    assert result.paths[6] == "II. Definitions > A. Flood"
+
+
+def test_outline_entry_not_found_on_its_page_starts_at_the_page():
+    lines = [L("intro", page=1, bold=False), L("body text", page=2, bold=False), L("more", page=2, bold=False)]
+    result = from_outline(lines, [[1, "Part One", 1], [1, "Part Two (renamed)", 2]])
+    assert result.paths == ["Part One", "Part Two (renamed)", "Part Two (renamed)"]
+
+
+def test_detect_prefers_outline_then_patterns():
+    lines = [L("Section 1 Cover"), L("text", bold=False)]
+    assert detect_sections(lines, []).source == "patterns"
+    assert detect_sections(lines, [[1, "Section 1 Cover", 1], [1, "Other", 1]]).source == "outline"
