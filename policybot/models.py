@@ -56,7 +56,8 @@ def localize_remote_code(model_dir: Path, downloader: Any) -> list[str]:
     if not config_path.is_file():
         return []
     config = json.loads(config_path.read_text())
-    auto_map = config.get("auto_map") or {}
+    original = config.get("auto_map") or {}
+    auto_map = dict(original)
     fetched: list[str] = []
     for key, ref in list(auto_map.items()):
         refs = ref if isinstance(ref, list) else [ref]
@@ -72,7 +73,7 @@ def localize_remote_code(model_dir: Path, downloader: Any) -> list[str]:
                 fetched.append(f"{repo}/{module_file}")
             local_refs.append(local)
         auto_map[key] = local_refs if isinstance(ref, list) else local_refs[0]
-    if fetched or auto_map != (config.get("auto_map") or {}):
+    if auto_map != original:
         config["auto_map"] = auto_map
         config_path.write_text(json.dumps(config, indent=2))
     return fetched

@@ -130,7 +130,8 @@ def missing_models(profile: Profile, settings: Settings) -> list[str]:
 
 
 def downloads_possible() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0") in ("0", "", "false", "False")
+    """huggingface_hub's own reading of HF_HUB_OFFLINE: only 1/ON/YES/TRUE mean offline."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() not in ("1", "ON", "YES", "TRUE")
 
 
 def resolve_profile(settings: Settings) -> ResolvedProfile:

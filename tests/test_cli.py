@@ -1,0 +1,343 @@
+"""The `policybot` command line, driven in-process with Typer's CliRunner: real PDFs, a real
+Chroma under a temp home, the packaged MiniLM model; Ollama is pointed at a closed port."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from policybot.cli import app
+from policybot.schemas import DocumentList, DoctorReport, IngestReport, SearchResponse
+from tests import pdfs
+from tests.conftest import NO_OLLAMA
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+INSURED_QUESTION = "Who counts as an Insured Person under this policy?"
+
+
+def plain(text: str) -> str:
+    """Output without colour codes, with Rich's line wrapping undone."""
+    return " ".join(ANSI.sub("", text).split())
+
+
+def lines(text: str) -> list[str]:
+    return [ANSI.sub("", line).strip() for line in text.splitlines() if line.strip()]
+
+
+def cli_env(mp: pytest.MonkeyPatch, models_dir: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("POLICYBOT_") or key == "OLLAMA_HOST":
+            mp.delenv(key, raising=False)
+    mp.setenv("POLICYBOT_CONFIG", str(models_dir.parent / "absent.toml"))
+    mp.setenv("OLLAMA_HOST", NO_OLLAMA)
+    mp.setenv("POLICYBOT_OLLAMA_HOST", NO_OLLAMA)
+    # One models folder for every home, so the embedding model is loaded once per process.
+    mp.setenv("POLICYBOT_MODELS_DIR", str(models_dir))
+
+
+def run(home: Path, *args: str, profile: str = "lite", env: dict[str, str] | None = None):
+    return CliRunner().invoke(app, ["--home", str(home), "--profile", profile, *args], env=env, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def shared_models(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cli-models")
+
+
+@pytest.fixture(autouse=True)
+def _cli_env(_isolated_env, monkeypatch, shared_models):
+    cli_env(monkeypatch, shared_models)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory, shared_models):
+    """A home with the sample policy ingested once (through `ingest --json`) for the module."""
+    root = tmp_path_factory.mktemp("cli-library")
+    home = root / "home"
+    pdf = pdfs.sample_policy(root / "acme-home.pdf")
+    with pytest.MonkeyPatch.context() as mp:
+        cli_env(mp, shared_models)
+        result = run(home, "ingest", "--json", str(pdf))
+    return home, pdf, result
+
+
+# --- ingest ---------------------------------------------------------------------------------------
+
+
+def test_ingest_json_report(library):
+    home, pdf, result = library
+    assert result.exit_code == 0, result.output
+    report = IngestReport.model_validate_json(result.stdout)
+    assert report.profile == "lite"
+    assert report.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(report.outcomes) == 1
+    outcome = report.outcomes[0]
+    assert outcome.status == "ingested"
+    assert outcome.name == "acme-home.pdf"
+    assert outcome.file == str(pdf)
+    assert outcome.pages == 5
+    assert outcome.chunks and outcome.chunks > 0
+    assert outcome.sections and outcome.sections >= 4
+    assert outcome.tables == 1
+    assert outcome.empty_pages == [4]
+    assert report.failed == []
+
+
+def test_reingest_is_unchanged(library):
+    home, pdf, first = library
+    chunks = IngestReport.model_validate_json(first.stdout).outcomes[0].chunks
+
+    as_json = run(home, "ingest", "--json", str(pdf))
+    assert as_json.exit_code == 0, as_json.output
+    outcome = IngestReport.model_validate_json(as_json.stdout).outcomes[0]
+    assert outcome.status == "unchanged"
+    assert outcome.chunks == chunks
+
+    text = run(home, "ingest", str(pdf))
+    assert text.exit_code == 0, text.output
+    assert [line for line in lines(text.stdout) if "acme-home.pdf" in line][0].startswith("unchanged")
+    listing = DocumentList.model_validate_json(run(home, "docs", "--json").stdout)
+    assert [d.name for d in listing.documents] == ["acme-home.pdf"]
+
+
+def test_ingest_folder_with_a_corrupt_pdf(tmp_path):
+    home = tmp_path / "home"
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    pdfs.simple_pdf(
+        folder / "good.pdf",
+        ["Storm damage to fences is covered up to five hundred dollars.", "Flood damage is excluded."],
+        heading="Section 1 Cover",
+    )
+    pdfs.corrupt_pdf(folder / "broken.pdf")
+    (folder / "readme.txt").write_text("not a PDF, not picked up")
+
+    result = run(home, "ingest", str(folder))
+
+    assert result.exit_code == 1, result.output
+    out = lines(result.stdout)
+    assert len(out) == 2, result.stdout  # one line per PDF, the text file is not a PDF
+    good = [line for line in out if "good.pdf" in line]
+    bad = [line for line in out if "broken.pdf" in line]
+    assert len(good) == 1 and good[0].startswith("ingested")
+    assert re.search(r"good\.pdf: 1 pages, \d+ chunks, \d+ sections, 0 tables", good[0])
+    assert len(bad) == 1
+    assert bad[0].startswith("FAILED")
+    assert "broken.pdf: cannot be read as a PDF" in bad[0]
+    # The good file was indexed in spite of the bad one.
+    listing = DocumentList.model_validate_json(run(home, "docs", "--json").stdout)
+    assert [d.name for d in listing.documents] == ["good.pdf"]
+
+
+def test_ingest_folder_without_pdfs(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    result = run(tmp_path / "home", "ingest", str(folder))
+    assert result.exit_code == 2
+    assert "no PDF files found" in plain(result.stderr)
+
+
+def test_invalid_profile_is_a_settings_error(tmp_path):
+    result = run(tmp_path / "home", "docs", profile="gigantic")
+    assert result.exit_code == 2
+    assert "invalid settings" in plain(result.stderr)
+
+
+# --- docs -----------------------------------------------------------------------------------------
+
+
+def test_docs_table(library):
+    home, _, _ = library
+    result = run(home, "docs", env={"COLUMNS": "200"})  # wide enough that no cell is folded
+    assert result.exit_code == 0, result.output
+    text = plain(result.stdout)
+    assert "Documents (sentence-transformers/all-MiniLM-L6-v2)" in text
+    [row] = [line for line in lines(result.stdout) if "acme-home.pdf" in line]
+    cells = [c.strip() for c in row.strip("│┃ ").split("│")]
+    assert cells[0] == "acme-home.pdf"
+    assert cells[1] == "Acme Home Insurance Policy"
+    assert cells[2] == "5"
+    assert cells[6] == "all-MiniLM-L6-v2"
+
+
+def test_docs_json(library):
+    home, _, ingested = library
+    outcome = IngestReport.model_validate_json(ingested.stdout).outcomes[0]
+    result = run(home, "docs", "--json")
+    assert result.exit_code == 0, result.output
+    listing = DocumentList.model_validate_json(result.stdout)
+    assert listing.profile == "lite"
+    assert listing.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert listing.other_models == []
+    assert len(listing.documents) == 1
+    doc = listing.documents[0]
+    assert doc.name == "acme-home.pdf"
+    assert doc.pages == outcome.pages == 5
+    assert doc.chunks == outcome.chunks
+    assert doc.sections == outcome.sections
+    assert doc.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert Path(doc.stored_path).is_file()
+
+
+def test_docs_empty_library(tmp_path):
+    result = run(tmp_path / "home", "docs")
+    assert result.exit_code == 0
+    assert "No documents yet" in plain(result.stdout)
+    assert "policybot ingest" in plain(result.stdout)
+
+
+def test_ingest_then_delete(tmp_path):
+    home = tmp_path / "home"
+    pdf = pdfs.simple_pdf(tmp_path / "short.pdf", ["Theft from an unlocked car is not covered."], heading="Exclusions")
+
+    ingested = run(home, "ingest", str(pdf))
+    assert ingested.exit_code == 0, ingested.output
+    [line] = lines(ingested.stdout)
+    assert line.startswith("ingested")
+    assert re.search(r"short\.pdf: 1 pages, [1-9]\d* chunks", line)
+    assert "profile lite" in plain(ingested.stderr)
+
+    deleted = run(home, "docs", "--delete", "short.pdf")
+    assert deleted.exit_code == 0, deleted.output
+    assert "deleted short.pdf" in plain(deleted.stdout)
+
+    listing = DocumentList.model_validate_json(run(home, "docs", "--json").stdout)
+    assert listing.documents == [] and listing.other_models == []
+    assert "No documents yet" in plain(run(home, "docs").stdout)
+    assert not any((home / "files").glob("*.pdf"))  # the stored copy is gone too
+    assert run(home, "search", "theft").exit_code == 2
+
+
+def test_delete_unknown_name(library):
+    home, _, _ = library
+    result = run(home, "docs", "--delete", "nothing-like-it.pdf")
+    assert result.exit_code == 2
+    message = plain(result.stderr)
+    assert "no document named 'nothing-like-it.pdf'" in message
+    assert "acme-home.pdf" in message  # says what is there
+    # Nothing was deleted.
+    listing = DocumentList.model_validate_json(run(home, "docs", "--json").stdout)
+    assert [d.name for d in listing.documents] == ["acme-home.pdf"]
+
+
+# --- search ---------------------------------------------------------------------------------------
+
+
+def test_search_json_finds_the_definition(library):
+    home, _, _ = library
+    result = run(home, "search", INSURED_QUESTION, "--k", "3", "--json")
+    assert result.exit_code == 0, result.output
+    response = SearchResponse.model_validate_json(result.stdout)
+    assert response.query == INSURED_QUESTION
+    assert response.profile == "lite"
+    assert 1 <= len(response.hits) <= 3
+    assert [h.rank for h in response.hits] == list(range(1, len(response.hits) + 1))
+    scores = [h.score for h in response.hits]
+    assert scores == sorted(scores, reverse=True)
+    for hit in response.hits:
+        assert hit.doc == "acme-home.pdf"
+        assert 1 <= hit.page_start <= hit.page_end <= 5
+    top = response.hits[0]
+    assert "1.1 Insured Person" in top.section
+    assert top.page_start == 1
+    assert "Insured Person means" in top.text
+
+
+def test_search_text_output_cites_pages(library):
+    home, _, _ = library
+    result = run(home, "search", "earthquake extension Richter scale", "--k", "2")
+    assert result.exit_code == 0, result.output
+    first = lines(result.stdout)[0]
+    assert first.startswith("1. acme-home.pdf (")
+    assert "2.2 Earthquake damage" in first
+    assert re.search(r"pp?\.\d", first)
+    assert "2 passages" in plain(result.stderr)
+
+
+def test_search_restricted_to_unknown_doc(library):
+    home, _, _ = library
+    result = run(home, "search", INSURED_QUESTION, "--docs", "unknown.pdf")
+    assert result.exit_code == 2
+    message = plain(result.stderr)
+    assert "not indexed: unknown.pdf" in message
+    assert "acme-home.pdf" in message
+
+
+def test_search_restricted_to_known_doc(library):
+    home, _, _ = library
+    result = run(home, "search", INSURED_QUESTION, "--docs", "acme-home.pdf", "--k", "1", "--json")
+    assert result.exit_code == 0, result.output
+    assert [h.doc for h in SearchResponse.model_validate_json(result.stdout).hits] == ["acme-home.pdf"]
+
+
+def test_search_with_nothing_indexed(tmp_path):
+    result = run(tmp_path / "home", "search", "anything at all")
+    assert result.exit_code == 2
+    assert "policybot ingest" in plain(result.stderr)
+    assert result.stdout == ""
+
+
+def test_search_empty_query(library):
+    home, _, _ = library
+    result = run(home, "search", "   ")
+    assert result.exit_code == 2
+    assert "the query is empty" in plain(result.stderr)
+
+
+def test_search_k_out_of_range(library):
+    home, _, _ = library
+    result = run(home, "search", INSURED_QUESTION, "--k", "0")
+    assert result.exit_code == 2
+
+
+# --- doctor ---------------------------------------------------------------------------------------
+
+
+def test_doctor_without_ollama(tmp_path):
+    result = run(tmp_path / "home", "doctor")
+    assert result.exit_code == 0, result.output  # Ollama is optional
+    text = plain(result.stdout)
+    assert "profile: lite" in text
+    assert "ollama serve" in text
+    assert NO_OLLAMA in text
+    assert "policybot ingest data/" in text  # no documents yet: says how to add some
+
+
+def test_doctor_json_without_ollama(library):
+    home, _, _ = library
+    result = run(home, "doctor", "--json")
+    assert result.exit_code == 0, result.output
+    report = DoctorReport.model_validate_json(result.stdout)
+    assert report.profile == "lite"
+    assert report.ok
+    checks = {c.name: c for c in report.checks}
+    assert checks["ollama"].ok is False
+    assert checks["ollama"].required is False
+    assert "ollama serve" in checks["ollama"].fix
+    assert "llm model" not in checks  # cannot be asked without a server
+    assert checks["documents"].ok
+    assert checks["index"].ok
+    assert checks["embedding model"].ok
+
+
+# --- models pull ----------------------------------------------------------------------------------
+
+
+def test_models_pull_lite_without_ollama(tmp_path):
+    result = run(tmp_path / "home", "models", "pull", "--profile", "lite")
+    assert result.exit_code == 1
+    err = plain(result.stderr)
+    assert "nothing to download" in err  # the packaged MiniLM
+    assert "problem:" in err
+    assert "ollama pull gemma3n:e4b" in err
+    assert "is ready offline" not in plain(result.stdout)
+
+
+def test_models_pull_unknown_profile(tmp_path):
+    result = run(tmp_path / "home", "models", "pull", "--profile", "gigantic")
+    assert result.exit_code == 2
+    assert "unknown profile 'gigantic'" in plain(result.stderr)
