@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     semantic_threshold_amount: float = 1.0
     semantic_buffer_size: int = 1
     semantic_merge_tokens: int = Field(
-        0, ge=0, description="Join neighbouring semantic chunks of a section up to this many tokens (0: off)."
+        120, ge=0, description="Join neighbouring semantic chunks of a section up to this many tokens (0: off)."
     )
     structure_chunk_tokens: int = 700
     structure_overlap_tokens: int = 100
