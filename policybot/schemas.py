@@ -125,3 +125,28 @@ class DoctorReport(BaseModel):
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.checks if c.required)
+
+
+class Citation(BaseModel):
+    """One numbered source given to the model, and whether the answer's use of it checks out."""
+
+    n: int = Field(description="The [n] marker used in the answer")
+    chunk_id: str
+    doc: str
+    title: str = ""
+    section: str
+    page_start: int
+    page_end: int
+    text: str = Field(description="The exact chunk text shown to the model")
+    score: float = Field(description="Relevance score of the chunk (reranker, else fused retrieval)")
+    cited: bool = Field(False, description="The answer cites this source with [n]")
+    quote: str | None = Field(None, description="The span of the chunk that supports the answer")
+    quote_start: int | None = Field(None, description="Character offset of the quote in text")
+    quote_end: int | None = None
+    verified: bool = Field(False, description="The quoted or cited words were found in the chunk")
+
+    @property
+    def label(self) -> str:
+        pages = f"p.{self.page_start}" if self.page_start == self.page_end else f"pp.{self.page_start}-{self.page_end}"
+        section = f" ({self.section})" if self.section else ""
+        return f"{self.doc}{section}, {pages}"
