@@ -182,6 +182,65 @@ def search(
 
 
 @app.command()
+def ask(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="Your question about the documents."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON (no streaming)."),
+    fast: bool = typer.Option(False, "--fast", help="No query expansion: no LLM call before the answer."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Answer extractively: quote the best passages."),
+    doc: Optional[List[str]] = typer.Option(None, "--docs", help="Ask only these documents (repeatable)."),
+) -> None:
+    """Answer a question from the documents, with checked citations."""
+    from policybot.service import PolicyBotError
+
+    bot = _service(ctx)
+    answer = None
+    streamed = False
+    try:
+        for event in bot.ask_stream(question, docs=doc, fast=fast or None, use_llm=not no_llm):
+            if event.kind == "answer":
+                answer = event.data
+            elif as_json:
+                continue
+            elif event.kind == "stage":
+                err.print(f"[dim]{event.data}…[/dim]", highlight=False)
+            elif event.kind == "standalone":
+                err.print(f"[dim]searching for: {event.data}[/dim]", highlight=False)
+            elif event.kind == "token":
+                sys.stdout.write(event.data)
+                sys.stdout.flush()
+                streamed = True
+    except PolicyBotError as exc:
+        _fail(str(exc))
+    assert answer is not None
+    if as_json:
+        _print_json(answer)
+        return
+    if streamed:
+        sys.stdout.write("\n\n")
+        if answer.mode == "generated":
+            out.print("[dim]Checked answer:[/dim]", highlight=False)
+    if not streamed or answer.mode != "generated" or answer.removed_markers:
+        out.print(answer.answer, highlight=False)
+    elif streamed:
+        out.print(answer.answer, highlight=False)
+    if answer.notice:
+        err.print(f"[yellow]{answer.notice}[/yellow]", highlight=False)
+    title = "Closest passages" if answer.refused else "Sources"
+    out.print(f"\n[bold]{title}[/bold]", highlight=False)
+    for c in answer.citations:
+        if answer.refused or c.cited:
+            mark = "" if answer.refused else (" [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]")
+            out.print(f"[{c.n}] {c.label}  score {c.score:.2f}{mark}", highlight=False)
+    llm = answer.llm
+    err.print(
+        f"[dim]{answer.mode}; {llm.calls} LLM call(s), {llm.prompt_tokens} prompt + {llm.output_tokens} output tokens; "
+        f"{sum(answer.timings.values()):.2f} s; expansion {answer.expansion}[/dim]",
+        highlight=False,
+    )
+
+
+@app.command()
 def doctor(
     ctx: typer.Context,
     repair: bool = typer.Option(False, "--repair", help="Remove leftovers of interrupted ingestions."),

@@ -156,6 +156,14 @@ class Registry:
                 out[r["chunk_id"]] = ChunkRow(**r)
         return out
 
+    def chunk_ids_with_section(self, collection: str, fragment: str) -> list[tuple[str, str]]:
+        """(chunk_id, section) of chunks whose section path contains ``fragment``."""
+        rows = self._rows(
+            "SELECT chunk_id, section FROM chunks WHERE collection=? AND instr(lower(section), lower(?)) > 0 ORDER BY doc_id, ord",
+            (collection, fragment),
+        )
+        return [(r["chunk_id"], r["section"]) for r in rows]
+
     def chunk_ids_of(self, collection: str, doc_id: str) -> list[str]:
         rows = self._rows("SELECT chunk_id FROM chunks WHERE collection=? AND doc_id=?", (collection, doc_id))
         return [r["chunk_id"] for r in rows]

@@ -37,6 +37,24 @@ class LexicalRetriever:
         return self.index.lexical_ready().search(query, k, set(doc_ids))
 
 
+class ClauseRetriever:
+    """Chunks of the clauses a question names ("clause 5.2", "Section VII"), in document order."""
+
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+
+    def run(self, refs: Sequence[str], doc_ids: Sequence[str], limit: int = 20) -> Ranked:
+        from policybot.query import section_matches
+
+        allowed = set(doc_ids)
+        out: Ranked = []
+        for ref in refs:
+            for chunk_id, section in self.index.registry.chunk_ids_with_section(self.index.collection, ref):
+                if chunk_id.split(":", 1)[0] in allowed and section_matches(section, [ref]) and (chunk_id, 1.0) not in out:
+                    out.append((chunk_id, 1.0))
+        return out[:limit]
+
+
 @dataclass
 class Fused:
     chunk_id: str

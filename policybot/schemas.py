@@ -150,3 +150,36 @@ class Citation(BaseModel):
         pages = f"p.{self.page_start}" if self.page_start == self.page_end else f"pp.{self.page_start}-{self.page_end}"
         section = f" ({self.section})" if self.section else ""
         return f"{self.doc}{section}, {pages}"
+
+
+class LLMCost(BaseModel):
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    failures: int = 0
+    purposes: list[str] = Field(default_factory=list, description="condense, expansion, answer ...")
+
+
+class Answer(BaseModel):
+    """The reply to one question, with everything needed to check it."""
+
+    schema_version: str = SCHEMA_VERSION
+    question: str
+    standalone_question: str = Field(description="The question as searched (follow-ups made standalone)")
+    answer: str
+    mode: Literal["generated", "extractive", "refused"]
+    refused: bool
+    refusal_reason: str | None = None
+    citations: list[Citation] = Field(description="Sources given to the model; cited ones first-class, the rest for reading")
+    removed_markers: int = Field(0, description="[n] markers that pointed at no source and were removed")
+    queries: list[str] = Field(default_factory=list, description="Every query searched")
+    expansion: str = Field("", description="used / skipped: <why> / failed: <why>")
+    relevance: float | None = Field(None, description="The best relevance score, compared with the refusal threshold")
+    first_pass_score: float | None = Field(None, description="Top cosine of the first pass (decides adaptive expansion)")
+    refusal_threshold: float | None = None
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage")
+    llm: LLMCost = Field(default_factory=LLMCost)
+    profile: str
+    llm_model: str | None = None
+    notice: str | None = Field(None, description="Something the user should know (e.g. how to start the LLM)")

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Literal, Sequence
 
 from policybot.chunking import Chunker, make_chunker
 from policybot.embeddings import Embedder, get_embedder
@@ -32,6 +32,11 @@ from policybot.schemas import (
     SearchResponse,
 )
 from policybot.settings import Settings
+
+if TYPE_CHECKING:
+    from policybot.chat import Event, Turn
+    from policybot.generation import ChatLLM
+    from policybot.schemas import Answer
 
 log = logging.getLogger(__name__)
 
@@ -236,6 +241,7 @@ class PolicyBot:
             source_path=str(path.resolve()),
             ingested_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             ingest_seconds=round(time.perf_counter() - started, 3),
+            summary=extractive_summary(parsed),
         )
         try:
             self.index.add(doc, rows, vectors, replaces=same_name)
@@ -324,6 +330,89 @@ class PolicyBot:
             raise PolicyBotError(f"not indexed: {', '.join(missing)} (indexed: {', '.join(sorted(by_name))})")
         return [by_name[n] for n in wanted]
 
+    # --- answering ----------------------------------------------------------------------
+    def set_llm(self, llm: "ChatLLM | None", notice: str | None = None) -> None:
+        """Use this LLM (tests, other providers) instead of probing Ollama."""
+        self._llm_override = (llm, notice)
+
+    def llm(self) -> tuple["ChatLLM | None", str | None]:
+        """The LLM to answer with, or None and a one-line reason with the command that fixes it."""
+        if getattr(self, "_llm_override", None) is not None:
+            return self._llm_override
+        s = self.settings
+        model = self.profile.profile.llm.name
+        if s.llm_mode == "off":
+            return None, "The language model is switched off (POLICYBOT_LLM_MODE=off): answers quote the best passages."
+        now = time.monotonic()
+        cached = getattr(self, "_llm_probe", None)
+        if cached is None or now - cached[0] > 30:
+            from policybot.doctor import ollama_status
+            from policybot.generation import ollama_llm
+
+            status = ollama_status(s.ollama_host, timeout=2.0)
+            if not status.reachable:
+                result = (None, f"No generated summary: Ollama is not running at {s.ollama_host}. Start it with `ollama serve` (install: https://ollama.com/download).")
+            elif not status.has(model):
+                result = (None, f"No generated summary: Ollama does not have {model} yet. Run `ollama pull {model}`.")
+            else:
+                with self._lock:
+                    if getattr(self, "_ollama", None) is None:
+                        self._ollama = ollama_llm(s, model)
+                result = (self._ollama, None)
+            self._llm_probe = (now, result)
+            cached = self._llm_probe
+        return cached[1]
+
+    @property
+    def reranker(self):
+        """The profile's cross-encoder (loaded once), or None when the profile has none."""
+        model = self.profile.profile.reranker
+        if model is None or not self.settings.rerank:
+            return None
+        from policybot.rerank import get_reranker
+
+        return get_reranker(model, self.settings)
+
+    def thresholds(self) -> dict[str, float]:
+        """The measured thresholds for the models in use (see eval/decisions/)."""
+        s = self.settings
+        profile = self.profile.profile
+        emb = profile.embedding.name
+        out = {
+            "refusal_cosine": s.refusal_thresholds.get(emb, 0.3),
+            "confident": s.confident_thresholds.get(emb, 1.01),
+        }
+        if profile.reranker is not None:
+            out["refusal_reranker"] = s.refusal_thresholds.get(profile.reranker.name, 0.1)
+        return out
+
+    def ask_stream(
+        self,
+        question: str,
+        history: "Sequence[Turn]" = (),
+        docs: Iterable[str] | None = None,
+        fast: bool | None = None,
+        use_llm: bool = True,
+    ) -> "Iterator[Event]":
+        """Answer a question, yielding progress: stages, the first passages (at once), the
+        standalone question, answer tokens as they come, and finally the ``Answer``."""
+        from policybot.chat import AnswerPipeline
+
+        if not question.strip():
+            raise PolicyBotError("the question is empty")
+        llm, notice = self.llm() if use_llm else (None, None)
+        pipeline = AnswerPipeline(self, llm, self.reranker, self.thresholds())
+        yield from pipeline.run(question, history, list(docs) if docs else None, fast=fast, use_llm=llm is not None, llm_notice=notice)
+
+    def ask(self, question: str, history: "Sequence[Turn]" = (), docs: Iterable[str] | None = None, fast: bool | None = None, use_llm: bool = True) -> "Answer":
+        """``ask_stream`` run to the end: the final Answer."""
+        answer = None
+        for event in self.ask_stream(question, history, docs, fast, use_llm):
+            if event.kind == "answer":
+                answer = event.data
+        assert answer is not None
+        return answer
+
     # --- search -------------------------------------------------------------------------
     def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None) -> SearchResponse:
         """Hybrid dense + BM25 search fused with reciprocal rank fusion."""
@@ -366,6 +455,22 @@ class PolicyBot:
             hits=hits,
             seconds=round(time.perf_counter() - started, 3),
         )
+
+
+def extractive_summary(parsed: ParsedDocument, max_chars: int = 400) -> str:
+    """Title, top-level sections and the first sentence: what the expansion prompt is told
+    about a document (made once at ingestion, no LLM needed)."""
+    tops: list[str] = []
+    for line in parsed.lines:
+        top = line.section.split(" > ")[0] if line.section else ""
+        if top and top not in tops:
+            tops.append(top)
+    body = " ".join(" ".join(ln.text.split()) for ln in parsed.lines[:40] if ln.kind == "text")
+    first = body.split(". ")[0][:160] if body else ""
+    text = f"{parsed.title}. Sections: {'; '.join(tops[:10])}." if tops else f"{parsed.title}."
+    if first:
+        text += f" Begins: {first}"
+    return text[:max_chars]
 
 
 def _round(value: float | None) -> float | None:

@@ -80,6 +80,39 @@ class Settings(BaseSettings):
     candidates_per_retriever: int = Field(50, ge=1)
     rrf_k: int = Field(60, ge=1)
 
+    # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------
+    llm_mode: Literal["auto", "off"] = Field("auto", description="off: always answer extractively (no LLM).")
+    llm_temperature: float = 0.1
+    llm_context_limit: int = Field(8192, ge=1024, description="Largest num_ctx ever asked of Ollama.")
+    llm_keep_alive: str = Field("30m", description="How long Ollama keeps the model loaded between questions.")
+    answer_max_tokens: int = Field(512, ge=32)
+    fast_mode: bool = Field(False, description="No query expansion: no LLM call before the answer streams.")
+    adaptive_expansion: bool = Field(True, description="Skip expansion when the first-pass retrieval is confident.")
+    expansion_rewrites: int = Field(4, ge=0, le=8)
+    expansion_max_tokens: int = Field(160, ge=32)
+    fusion_top_p: float = Field(0.9, gt=0, le=1)
+    fusion_temperature: float = Field(0.1, gt=0)
+    fusion_min_chunks: int = Field(5, ge=1)
+    fusion_max_chunks: int = Field(20, ge=1)
+    rerank: bool = True
+    rerank_top_p: float = Field(0.9, gt=0, le=1)
+    rerank_temperature: float = Field(0.1, gt=0)
+    rerank_min_chunks: int = Field(3, ge=1)
+    rerank_max_chunks: int = Field(6, ge=1)
+    context_max_tokens: int = Field(3000, ge=256, description="Budget for the sources in the answer prompt.")
+    # Keyed by the model whose score is compared (decision records in eval/decisions/).
+    refusal_thresholds: dict[str, float] = Field(
+        default_factory=lambda: {"all-MiniLM-L6-v2": 0.46, "gte-multilingual-base": 0.46, "bge-reranker-base": 0.10},
+        description="Refuse when the best relevance score is below this (cosine, or reranker probability).",
+    )
+    confident_thresholds: dict[str, float] = Field(
+        default_factory=lambda: {"all-MiniLM-L6-v2": 0.50, "gte-multilingual-base": 0.50},
+        description="Expansion is skipped when dense and BM25 agree on the top chunk and its cosine is at least this.",
+    )
+    memory_turns: int = Field(6, ge=0, description="Chat turns kept for follow-ups.")
+    memory_chars: int = Field(2400, ge=200, description="Most characters of history sent to the LLM.")
+    answer_language: str = Field("auto", description="auto = the language of the question.")
+
     # --- services (remote ones are opt-in) ----------------------------------------
     chroma_url: str | None = Field(None, description="Use a Chroma server instead of the embedded store.")
     ollama_host: str = Field(

@@ -1,0 +1,159 @@
+"""The LLM boundary: a chat model (Ollama in production, a fake in tests) that counts its calls.
+
+Ollama reloads a model whenever ``num_ctx`` changes, so the context size is rounded up to a few
+fixed buckets: each prompt gets a window that fits it (nothing silently truncated) without
+a reload per question.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from policybot.settings import Settings
+
+REFUSAL = "I cannot find a definitive answer in the provided policy documents."
+CONTEXT_BUCKETS = (2048, 4096, 8192, 16384, 32768)
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+
+def load_prompt(name: str) -> str:
+    """A prompt template from ``prompts/<name>.txt``."""
+    path = PROMPTS_DIR / f"{name}.txt"
+    if not path.is_file():
+        raise FileNotFoundError(f"prompt '{name}' not found at {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately generous estimate (3 characters per token) for budgeting a prompt."""
+    return math.ceil(len(text) / 3)
+
+
+def context_bucket(tokens_needed: int, limit: int) -> int:
+    for size in CONTEXT_BUCKETS:
+        if tokens_needed <= size:
+            return min(size, limit)
+    return limit
+
+
+@dataclass
+class LLMUsage:
+    """What the LLM cost for one question."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    failures: int = 0
+    purposes: list[str] = field(default_factory=list)
+
+    def add(self, purpose: str, prompt_tokens: int, output_tokens: int, seconds: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.output_tokens += output_tokens
+        self.seconds += seconds
+        self.purposes.append(purpose)
+
+
+ModelFactory = Callable[[int, int, bool], BaseChatModel]  # (num_ctx, max_tokens, json) -> model
+
+
+class ChatLLM:
+    """A chat model with explicit context size, output cap, and usage accounting."""
+
+    def __init__(self, name: str, factory: ModelFactory, context_limit: int = 8192) -> None:
+        self.name = name
+        self._factory = factory
+        self.context_limit = context_limit
+        self._models: dict[tuple[int, int, bool], BaseChatModel] = {}
+        self._lock = threading.Lock()
+
+    def _model(self, num_ctx: int, max_tokens: int, json_mode: bool) -> BaseChatModel:
+        key = (num_ctx, max_tokens, json_mode)
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._factory(*key)
+            return self._models[key]
+
+    def _messages(self, system: str | None, user: str) -> list[BaseMessage]:
+        return ([SystemMessage(system)] if system else []) + [HumanMessage(user)]
+
+    def _window(self, messages: list[BaseMessage], max_tokens: int) -> tuple[int, int]:
+        prompt = sum(estimate_tokens(str(m.content)) for m in messages) + 16 * len(messages)
+        return prompt, context_bucket(prompt + max_tokens, self.context_limit)
+
+    def complete(self, usage: LLMUsage, purpose: str, user: str, system: str | None = None, max_tokens: int = 256, json_mode: bool = False) -> str:
+        """One whole reply."""
+        messages = self._messages(system, user)
+        prompt_estimate, num_ctx = self._window(messages, max_tokens)
+        started = time.perf_counter()
+        try:
+            reply = self._model(num_ctx, max_tokens, json_mode).invoke(messages)
+        except Exception:
+            usage.failures += 1
+            raise
+        text = str(reply.content)
+        prompt_tokens, output_tokens = _usage_of(reply, prompt_estimate, text)
+        usage.add(purpose, prompt_tokens, output_tokens, time.perf_counter() - started)
+        return text
+
+    def stream(self, usage: LLMUsage, purpose: str, user: str, system: str | None = None, max_tokens: int = 512) -> Iterator[str]:
+        """The reply as it is generated, piece by piece."""
+        messages = self._messages(system, user)
+        prompt_estimate, num_ctx = self._window(messages, max_tokens)
+        started = time.perf_counter()
+        parts: list[str] = []
+        last: Any = None
+        try:
+            for chunk in self._model(num_ctx, max_tokens, False).stream(messages):
+                last = chunk if last is None else last + chunk
+                piece = str(chunk.content)
+                if piece:
+                    parts.append(piece)
+                    yield piece
+        except Exception:
+            usage.failures += 1
+            raise
+        text = "".join(parts)
+        prompt_tokens, output_tokens = _usage_of(last, prompt_estimate, text)
+        usage.add(purpose, prompt_tokens, output_tokens, time.perf_counter() - started)
+
+
+def _usage_of(message: Any, prompt_estimate: int, text: str) -> tuple[int, int]:
+    """Token counts reported by the server (Ollama does), else estimates."""
+    meta = getattr(message, "usage_metadata", None) or {}
+    prompt = int(meta.get("input_tokens") or 0) or prompt_estimate
+    output = int(meta.get("output_tokens") or 0) or estimate_tokens(text)
+    return prompt, output
+
+
+def ollama_llm(settings: Settings, model_name: str) -> ChatLLM:
+    """The production LLM: ``ChatOllama`` at temperature 0.1 with explicit num_ctx/num_predict."""
+
+    def factory(num_ctx: int, max_tokens: int, json_mode: bool) -> BaseChatModel:
+        from langchain_ollama import ChatOllama
+
+        return ChatOllama(
+            model=model_name,
+            base_url=settings.ollama_host,
+            temperature=settings.llm_temperature,
+            num_ctx=num_ctx,
+            num_predict=max_tokens,
+            format="json" if json_mode else None,
+            keep_alive=settings.llm_keep_alive,
+        )
+
+    return ChatLLM(model_name, factory, settings.llm_context_limit)
+
+
+def fixed_llm(model: BaseChatModel, name: str = "test", context_limit: int = 8192) -> ChatLLM:
+    """Wrap one ready chat model (a fake in tests, or any LangChain chat model)."""
+    return ChatLLM(name, lambda num_ctx, max_tokens, json_mode: model, context_limit)

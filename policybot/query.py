@@ -1,0 +1,161 @@
+"""Turning a user's question into search queries: follow-up condensation, HyDE + rewrites in
+one LLM call, and clause references ("clause 5.2", "Section VII").
+
+Whatever the LLM returns (invalid JSON, a numbered list, nothing at all), the original
+question is always searched: a failed rewrite never leaves the query list empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from pydantic import BaseModel, Field, ValidationError
+
+from policybot.generation import ChatLLM, LLMUsage, load_prompt
+
+log = logging.getLogger(__name__)
+
+
+class Expansion(BaseModel):
+    """What the expansion call must return."""
+
+    standalone: str | None = Field(None, description="The follow-up rewritten as a standalone question")
+    hyde: str = Field("", description="A short hypothetical passage written as policy text")
+    rewrites: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class QueryPlan:
+    """The queries searched for one question, and how they were made."""
+
+    standalone: str
+    queries: list[str]
+    hyde: str | None = None
+    expanded: bool = False
+    expansion_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
+
+
+def parse_expansion(text: str, max_rewrites: int) -> Expansion:
+    """Read the expansion reply, tolerating code fences, prose around the JSON, wrong
+    field types and plain numbered lists. Raises ValueError when nothing usable is found."""
+    match = _JSON_OBJECT.search(text or "")
+    if match:
+        try:
+            raw = json.loads(match.group(0))
+            if isinstance(raw, dict):
+                rewrites = raw.get("rewrites") or raw.get("queries") or []
+                if isinstance(rewrites, str):
+                    rewrites = [r for r in re.split(r"[\n;]+", rewrites)]
+                raw["rewrites"] = [str(r) for r in rewrites if isinstance(r, (str, int, float))]
+                for key in ("hyde", "standalone"):
+                    if raw.get(key) is not None and not isinstance(raw[key], str):
+                        raw[key] = json.dumps(raw[key]) if not isinstance(raw[key], list) else " ".join(map(str, raw[key]))
+                exp = Expansion.model_validate({k: raw.get(k) for k in ("standalone", "hyde", "rewrites") if raw.get(k) is not None})
+                return _clean(exp, max_rewrites)
+        except (json.JSONDecodeError, ValidationError) as exc:
+            log.info("expansion reply is not valid JSON (%s); trying a list", exc)
+    items = [m.group(1).strip(" \"'") for line in (text or "").splitlines() if (m := _LIST_ITEM.match(line))]
+    if items:
+        return _clean(Expansion(rewrites=items), max_rewrites)
+    raise ValueError("no JSON object or list of queries in the reply")
+
+
+def _clean(exp: Expansion, max_rewrites: int) -> Expansion:
+    seen: set[str] = set()
+    rewrites = []
+    for r in exp.rewrites:
+        r = " ".join(r.split()).strip(" \"'")
+        if len(r) >= 3 and r.lower() not in seen:
+            seen.add(r.lower())
+            rewrites.append(r[:300])
+    standalone = " ".join((exp.standalone or "").split()) or None
+    return Expansion(standalone=standalone, hyde=" ".join(exp.hyde.split())[:1200], rewrites=rewrites[:max_rewrites])
+
+
+def merge_queries(original: str, extra: Sequence[str]) -> list[str]:
+    """Original first, then distinct extras (case-insensitive)."""
+    out = [original]
+    seen = {original.strip().lower()}
+    for q in extra:
+        key = q.strip().lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(q.strip())
+    return out
+
+
+def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> str:
+    """Without an LLM, a follow-up is searched together with the question it follows, so
+    "and what about a flood?" still carries "deductible" from the turn before."""
+    if not previous_questions:
+        return question
+    return f"{previous_questions[-1].rstrip('?. ')}; {question}"
+
+
+class QueryWriter:
+    """Makes the query plan with at most one LLM call."""
+
+    def __init__(self, llm: ChatLLM | None, rewrites: int = 4, max_tokens: int = 160) -> None:
+        self.llm = llm
+        self.rewrites = rewrites
+        self.max_tokens = max_tokens
+
+    def condense(self, question: str, history: str, usage: LLMUsage) -> str:
+        """One short call: the follow-up as a standalone question."""
+        assert self.llm is not None
+        prompt = load_prompt("condense").format(history=history, question=question)
+        reply = self.llm.complete(usage, "condense", prompt, max_tokens=60)
+        line = next((ln.strip(" \"'") for ln in reply.splitlines() if ln.strip()), "")
+        return line if len(line) >= 3 else question
+
+    def expand(self, question: str, summary: str, usage: LLMUsage, history: str | None = None) -> QueryPlan:
+        """HyDE passage + rewrites (and the standalone question for a follow-up) in one call."""
+        assert self.llm is not None
+        prompt = load_prompt("expansion").format(summary=summary or "policy documents", question=question, n=self.rewrites)
+        if history:
+            prompt = (
+                f"Conversation so far:\n{history}\n\n{prompt}\n"
+                'Also add "standalone": the question rewritten to stand alone, with the details it needs from the conversation.'
+            )
+        try:
+            reply = self.llm.complete(usage, "expansion", prompt, max_tokens=self.max_tokens, json_mode=True)
+            exp = parse_expansion(reply, self.rewrites)
+        except Exception as exc:  # a failed call or an unusable reply: search the question alone
+            return QueryPlan(question, [question], expansion_error=str(exc)[:200])
+        standalone = exp.standalone if (history and exp.standalone) else question
+        extra = list(exp.rewrites) + ([exp.hyde] if exp.hyde else [])
+        return QueryPlan(standalone, merge_queries(standalone, extra), exp.hyde or None, expanded=True)
+
+
+_CLAUSE_REF = re.compile(
+    r"\b(?:(clause|section|article|part|chapter|schedule|endorsement)\s+([0-9]+(?:\.[0-9]+)*[a-z]?|[IVXLC]+)\b)|(§\s*[0-9]+(?:\.[0-9]+)*)",
+    re.IGNORECASE,
+)
+
+
+def clause_references(question: str) -> list[str]:
+    """Clause/section numbers named in a question: "clause 5.2" -> ["5.2"], "Section VII" -> ["VII"]."""
+    refs = []
+    for m in _CLAUSE_REF.finditer(question):
+        ref = m.group(2) or m.group(3).replace("§", "").strip()
+        if ref:
+            refs.append(ref)
+    return refs
+
+
+def section_matches(section: str, refs: Sequence[str]) -> bool:
+    """Whether a section path carries one of the references as a heading number."""
+    for ref in refs:
+        pattern = rf"(?:^|>\s*|\b(?:section|clause|article|part|chapter|schedule|§)\s*){re.escape(ref)}(?:[.\s)]|$)"
+        if re.search(pattern, section, re.IGNORECASE):
+            return True
+    return False

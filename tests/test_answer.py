@@ -1,0 +1,252 @@
+"""Answering over the sample policy: fake chat models at the LLM boundary, everything else real."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from policybot.chat import Turn, history_text
+from policybot.generation import REFUSAL, fixed_llm
+from policybot.service import PolicyBot
+from tests.conftest import SAMPLE_POLICY, make_settings
+
+IN_DOMAIN = [
+    "What is the definition of an 'Insured Person'?",
+    "Is wear-and-tear covered under the policy?",
+    "How does the deductible apply to water damage?",
+    "What is the waiting period for accidental damage?",
+    "Are legal fees included in the coverage?",
+]
+NEAR_MISS = [
+    "Does the policy cover my pet unicorn?",
+    "Can I claim for damage caused by zombies?",
+    "What is the refund policy if I move to Mars?",
+]
+OUT_OF_SCOPE = ["How do I cook a perfect nasi lemak?", "Who won the Olympics in 2024?"]
+
+
+class RecordingFake(FakeListChatModel):
+    """A scripted chat model that remembers what it was sent."""
+
+    seen: list = []
+
+    def _call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        self.seen.append(messages)
+        return super()._call(messages, *args, **kwargs)
+
+    def _stream(self, messages: Any, *args: Any, **kwargs: Any):
+        self.seen.append(messages)
+        yield from super()._stream(messages, *args, **kwargs)
+
+
+class FailingModel(FakeListChatModel):
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        raise ConnectionError("Ollama went away")
+
+    def _stream(self, *args: Any, **kwargs: Any):
+        raise ConnectionError("Ollama went away")
+        yield  # pragma: no cover
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    # Expansion always runs here, so the scripted replies line up; adaptive skipping has its own test.
+    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("answer") / "home", adaptive_expansion=False))
+    assert not bot.ingest([SAMPLE_POLICY]).failed
+    return bot
+
+
+@pytest.fixture
+def with_llm(sample):
+    """Install a scripted LLM for one test; put 'no LLM' back afterwards."""
+
+    def install(*responses: str) -> RecordingFake:
+        model = RecordingFake(responses=list(responses), seen=[])
+        sample.set_llm(fixed_llm(model, name="fake"))
+        return model
+
+    yield install
+    sample.set_llm(None, "test: no LLM")
+
+
+def _events(bot, question, **kwargs):
+    return list(bot.ask_stream(question, **kwargs))
+
+
+# --- extractive mode and the guardrail (no LLM) ------------------------------------------
+
+
+@pytest.mark.parametrize("question", IN_DOMAIN)
+def test_in_domain_questions_are_answered_extractively(sample, question):
+    answer = sample.ask(question, use_llm=False)
+    assert answer.mode == "extractive" and not answer.refused
+    cited = [c for c in answer.citations if c.cited]
+    assert 1 <= len(cited) <= 3
+    for c in cited:
+        assert c.verified and c.text[c.quote_start : c.quote_end] == c.quote
+        assert f"[{c.n}]" in answer.answer and " ".join(c.quote.split()) in answer.answer
+
+
+@pytest.mark.parametrize("question", NEAR_MISS + OUT_OF_SCOPE)
+def test_near_misses_and_out_of_scope_questions_are_refused(sample, question):
+    answer = sample.ask(question, use_llm=False)
+    assert answer.refused and answer.mode == "refused"
+    assert answer.answer == REFUSAL
+    assert answer.relevance < answer.refusal_threshold
+    assert answer.citations and all(not c.cited for c in answer.citations)  # closest passages to read
+
+
+def test_extractive_answer_says_how_to_start_the_llm(sample):
+    sample.set_llm(None, None)
+    try:
+        answer = sample.ask(IN_DOMAIN[2])
+    finally:
+        sample.set_llm(None, "test: no LLM")
+    assert answer.mode == "extractive"
+    assert "Deductible" in answer.answer and "$750" in answer.answer
+    assert answer.notice and "ollama serve" in answer.notice
+    assert answer.llm.calls == 0 and "first_pass" in answer.timings
+
+
+def test_clause_reference_boosts_that_clause(sample):
+    answer = sample.ask("What does clause 5.3 say?", use_llm=False)
+    assert answer.citations[0].section.split(" > ")[-1].startswith("5.3")
+
+
+# --- with an LLM -----------------------------------------------------------------------------
+
+
+EXPANSION = (
+    '```json\n{"hyde": "The escape of water deductible of $750 applies once per incident.",'
+    ' "rewrites": ["escape of water deductible", "water damage excess amount", "deductible per incident"]}\n```'
+)
+
+
+def test_generated_answer_with_verified_and_removed_citations(sample, with_llm):
+    answer_text = (
+        'A higher deductible applies: "A higher Deductible of $750 applies to every claim for loss or damage '
+        'caused by Escape of Water" [1]. It is charged "once per incident" [1][9]. '
+        'Pets are "always covered for free" [2].'
+    )
+    model = with_llm(EXPANSION, answer_text)
+    events = _events(sample, "How does the deductible apply to water damage?", fast=False)
+    kinds = [e.kind for e in events]
+    assert kinds.index("passages") < kinds.index("token")  # sources first
+    answer = events[-1].data
+    assert answer.mode == "generated" and not answer.refused
+    assert answer.removed_markers == 1 and "[9]" not in answer.answer
+    assert answer.expansion == "used"
+    assert "escape of water deductible" in answer.queries and len(answer.queries) == 5
+    first = answer.citations[0]
+    assert first.cited and first.verified and "$750" in first.quote
+    assert first.text[first.quote_start : first.quote_end] == first.quote
+    second = answer.citations[1]
+    assert second.cited and not second.verified  # that quote is not in source 2
+    assert answer.llm.calls == 2 and answer.llm.purposes == ["expansion", "answer"]
+    assert answer.llm.prompt_tokens > 0 and answer.llm.output_tokens > 0
+    # The answer prompt numbers each source with its document, section and page.
+    system = model.seen[-1][0].content
+    assert "[1] HomeShield Household Policy — " in system and "p." in system
+    assert "HomeShield" in model.seen[0][0].content  # the expansion prompt got the document summary
+    assert set(answer.timings) >= {"first_pass", "expansion", "retrieval", "generation", "citations"}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not json at all",
+        '{"hyde": 42, "rewrites": "oops"',  # truncated JSON
+        "",
+    ],
+)
+def test_unusable_expansion_still_searches_the_question(sample, with_llm, reply):
+    with_llm(reply, 'Wear and Tear "is not covered under any section of this policy" [1].')
+    answer = sample.ask("Is wear-and-tear covered under the policy?")
+    assert answer.queries == ["Is wear-and-tear covered under the policy?"]
+    assert answer.expansion.startswith("failed")
+    assert answer.mode == "generated" and answer.citations[0].verified
+
+
+def test_numbered_list_expansion_is_used(sample, with_llm):
+    with_llm("1. wear and tear exclusion\n2. gradual deterioration not covered", "It is excluded [1].")
+    answer = sample.ask("Is wear-and-tear covered under the policy?")
+    assert answer.queries[1:] == ["wear and tear exclusion", "gradual deterioration not covered"]
+
+
+def test_fast_mode_makes_no_call_before_the_answer(sample, with_llm):
+    with_llm('"Wear and Tear is not covered under any section of this policy" [1]')
+    answer = sample.ask("Is wear-and-tear covered under the policy?", fast=True)
+    assert answer.llm.purposes == ["answer"] and answer.expansion == "skipped: fast mode"
+
+
+def test_confident_first_pass_skips_expansion(sample, with_llm):
+    sample.settings.adaptive_expansion = True
+    try:
+        with_llm('"Wear and Tear is not covered under any section of this policy" [1]')
+        answer = sample.ask("Is wear-and-tear covered under the policy?")
+    finally:
+        sample.settings.adaptive_expansion = False
+    assert answer.llm.purposes == ["answer"] and answer.expansion.startswith("skipped: first pass confident")
+
+
+def test_model_saying_it_does_not_know_becomes_a_refusal(sample, with_llm):
+    with_llm(EXPANSION, f"{REFUSAL} The sources do not mention this.")
+    answer = sample.ask("How does the deductible apply to water damage?")
+    assert answer.refused and answer.answer == REFUSAL and answer.refusal_reason.startswith("the model")
+
+
+def test_guardrail_refuses_before_calling_the_llm(sample, with_llm):
+    model = with_llm(EXPANSION, "Unicorns are covered [1].")
+    answer = sample.ask("Who won the Olympics in 2024?")
+    assert answer.refused and answer.llm.purposes in ([], ["expansion"])
+    assert all("Unicorns" not in str(m) for m in model.seen)
+
+
+def test_llm_failure_falls_back_to_quotes(sample):
+    sample.set_llm(fixed_llm(FailingModel(responses=["x"]), name="broken"))
+    try:
+        answer = sample.ask("What is the waiting period for accidental damage?")
+    finally:
+        sample.set_llm(None, "test: no LLM")
+    assert answer.mode == "extractive" and "14 days" in answer.answer
+    assert answer.expansion.startswith("failed") and answer.llm.failures == 2
+    assert "failed" in answer.notice
+
+
+# --- follow-ups ------------------------------------------------------------------------------
+
+HISTORY = [
+    Turn(
+        question="How does the deductible apply to water damage?",
+        standalone="How does the deductible apply to water damage?",
+        answer="A $750 deductible applies to escape of water claims [1].",
+    )
+]
+
+
+def test_condensed_follow_up_changes_what_is_retrieved(sample, with_llm):
+    follow_up = "and what about subsidence?"
+    alone = sample.ask(follow_up, use_llm=False)
+    with_llm(
+        '{"standalone": "How does the deductible apply to subsidence damage?", "hyde": "", "rewrites": ["subsidence deductible"]}',
+        "The subsidence deductible applies [1].",
+    )
+    answer = sample.ask(follow_up, history=HISTORY)
+    assert answer.standalone_question == "How does the deductible apply to subsidence damage?"
+    assert "Subsidence deductible" in answer.citations[0].section or "5.3" in answer.citations[0].section
+    assert "Deductible" not in alone.citations[0].section  # alone, it finds the subsidence cover instead
+
+
+def test_follow_up_without_llm_carries_the_previous_question(sample):
+    answer = sample.ask("and what about subsidence?", history=HISTORY, use_llm=False)
+    assert "deductible" in answer.standalone_question.lower()
+    assert any("Deductible" in c.section for c in answer.citations[:3])
+
+
+def test_history_is_bounded():
+    turns = [Turn(question=f"q{i}", standalone=f"question {i}", answer="x" * 1000) for i in range(10)]
+    text = history_text(turns, max_turns=6, max_chars=1500)
+    assert "question 9" in text and "question 3" not in text
+    assert len(text) <= 1500
