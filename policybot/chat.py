@@ -41,6 +41,22 @@ class Turn(BaseModel):
     answer: str
 
 
+class Conversation:
+    """One person's chat: the turns kept for follow-ups, bounded so it never overflows the
+    context (older turns are dropped). Each browser session or kiosk visitor has its own."""
+
+    def __init__(self, max_turns: int = 6) -> None:
+        self.max_turns = max_turns
+        self.turns: list[Turn] = []
+
+    def add(self, answer: Answer) -> None:
+        self.turns.append(Turn(question=answer.question, standalone=answer.standalone_question, answer=answer.answer))
+        del self.turns[: max(0, len(self.turns) - self.max_turns)]
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+
 def history_text(turns: Sequence[Turn], max_turns: int, max_chars: int) -> str:
     """The latest turns that fit ``max_chars``; older ones are dropped, long answers shortened."""
     lines: list[str] = []

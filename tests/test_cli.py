@@ -341,3 +341,29 @@ def test_models_pull_unknown_profile(tmp_path):
     result = run(tmp_path / "home", "models", "pull", "--profile", "gigantic")
     assert result.exit_code == 2
     assert "unknown profile 'gigantic'" in plain(result.stderr)
+
+
+def test_ask_json_extractive_and_refusal(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from policybot.cli import app
+    from policybot.schemas import Answer
+    from tests import pdfs
+
+    monkeypatch.setenv("OLLAMA_HOST", NO_OLLAMA)
+    home = tmp_path / "home"
+    pdf = pdfs.sample_policy(tmp_path / "acme-home.pdf")
+    runner = CliRunner()
+    base = ["--home", str(home), "--profile", "lite"]
+    assert runner.invoke(app, base + ["ingest", str(pdf)]).exit_code == 0
+    result = runner.invoke(app, base + ["ask", "What does Insured Person mean?", "--json", "--no-llm"])
+    assert result.exit_code == 0, result.output
+    answer = Answer.model_validate_json(result.stdout)
+    assert answer.mode == "extractive" and answer.citations[0].verified
+    assert answer.citations[0].section.endswith("1.1 Insured Person") and answer.citations[0].page_start == 1
+    text = runner.invoke(app, base + ["ask", "What does Insured Person mean?"])
+    assert text.exit_code == 0 and "ollama serve" in text.output and "[1] acme-home.pdf" in text.output
+    refused = runner.invoke(app, base + ["ask", "Who won the Olympics in 2024?", "--json"])
+    assert Answer.model_validate_json(refused.stdout).refused
+    unknown = runner.invoke(app, base + ["ask", "anything", "--docs", "nope.pdf"])
+    assert unknown.exit_code == 2 and "not indexed" in unknown.output

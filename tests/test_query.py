@@ -1,0 +1,70 @@
+"""Query writing: parsing messy expansion replies, follow-ups, clause references."""
+
+import pytest
+
+from policybot.query import clause_references, heuristic_standalone, merge_queries, parse_expansion, section_matches
+
+
+@pytest.mark.parametrize(
+    "reply, rewrites, hyde",
+    [
+        ('{"hyde": "Water damage is covered.", "rewrites": ["a query", "b query"]}', ["a query", "b query"], "Water damage is covered."),
+        ('Sure! Here you go:\n```json\n{"hyde": "H.", "rewrites": ["one", "two"]}\n```\nHope it helps', ["one", "two"], "H."),
+        ('{"hyde": "H.", "queries": ["from queries key"]}', ["from queries key"], "H."),
+        ('{"hyde": "H.", "rewrites": "semi; colon\\nsplit"}', ["semi", "colon", "split"], "H."),
+        ('{"hyde": ["list", "of", "words"], "rewrites": [1, "real one", null]}', ["real one"], "list of words"),
+        ("1. first rewrite\n2) second rewrite\n- third rewrite", ["first rewrite", "second rewrite", "third rewrite"], ""),
+        ('{"hyde": "", "rewrites": ["dup", "DUP", "  dup ", "ok"]}', ["dup", "ok"], ""),
+    ],
+)
+def test_parse_expansion_tolerates_messy_replies(reply, rewrites, hyde):
+    exp = parse_expansion(reply, max_rewrites=5)
+    assert exp.rewrites == rewrites
+    assert exp.hyde == hyde
+
+
+def test_parse_expansion_caps_rewrites():
+    reply = '{"rewrites": ["q1", "q2", "q3", "q4", "q5", "q6"]}'
+    assert parse_expansion(reply, max_rewrites=4).rewrites == ["q1", "q2", "q3", "q4"]
+
+
+@pytest.mark.parametrize("reply", ["", "no structure here at all", '{"hyde": 1, "rewrites": [', "null"])
+def test_parse_expansion_rejects_unusable_replies(reply):
+    with pytest.raises(ValueError):
+        parse_expansion(reply, max_rewrites=4)
+
+
+def test_merge_queries_keeps_the_original_first():
+    assert merge_queries("Q?", ["q?", "other", "", "other"]) == ["Q?", "other"]
+
+
+def test_heuristic_standalone_carries_the_previous_question():
+    assert heuristic_standalone("and for floods?", []) == "and for floods?"
+    assert heuristic_standalone("and for floods?", ["What is the deductible?"]) == "What is the deductible; and for floods?"
+
+
+@pytest.mark.parametrize(
+    "question, refs",
+    [
+        ("What does clause 5.2 say?", ["5.2"]),
+        ("Explain Section VII and Article 12", ["VII", "12"]),
+        ("Under §3.2, who pays?", ["3.2"]),
+        ("Is wear and tear covered?", []),
+    ],
+)
+def test_clause_references(question, refs):
+    assert clause_references(question) == refs
+
+
+@pytest.mark.parametrize(
+    "section, refs, expected",
+    [
+        ("Section 5 Deductibles > 5.2 Escape of water deductible", ["5.2"], True),
+        ("Section 5 Deductibles > 5.20 Something", ["5.2"], False),
+        ("VII. General Conditions > G. Requirements in Case of Loss", ["VII"], True),
+        ("Section 12 Complaints", ["12"], True),
+        ("Section 1 Definitions > 1.12 Personal Possessions", ["12"], False),
+    ],
+)
+def test_section_matches(section, refs, expected):
+    assert section_matches(section, refs) is expected
