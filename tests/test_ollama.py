@@ -1,0 +1,68 @@
+"""The production LLM path (langchain-ollama ChatOllama, the ollama client) against a local
+stand-in speaking Ollama's HTTP API: options sent, streaming, token counts, health checks."""
+
+import pytest
+
+from policybot.doctor import ollama_status, run_checks
+from policybot.models import pull_ollama_model
+from policybot.service import PolicyBot
+from tests import pdfs
+from tests.conftest import make_settings
+from tests.fake_ollama import FakeOllama
+
+EXPANSION = '{"hyde": "Insured Person means you and your family living with you.", "rewrites": ["insured person definition", "who is insured"]}'
+ANSWER = 'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in your home" [1].'
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory):
+    return pdfs.sample_policy(tmp_path_factory.mktemp("ollama") / "acme-home.pdf")
+
+
+def _bot(tmp_path, policy, url):
+    bot = PolicyBot(make_settings(tmp_path / "home", ollama_host=url, adaptive_expansion=False))
+    with FakeOllama([], []) as nothing:  # ingest with no LLM model: extractive summary
+        bot.settings.ollama_host = nothing.url
+        assert not bot.ingest([policy]).failed
+    bot.settings.ollama_host = url
+    bot._llm_probe = None
+    return bot
+
+
+def test_answer_through_chat_ollama(tmp_path, policy):
+    with FakeOllama(["gemma3n:e4b"], [EXPANSION, ANSWER]) as server:
+        bot = _bot(tmp_path, policy, server.url)
+        answer = bot.ask("What does Insured Person mean?")
+    assert answer.mode == "generated" and answer.llm_model == "gemma3n:e4b"
+    assert answer.citations[0].verified and "spouse or partner" in answer.citations[0].quote
+    chats = [r for r in server.requests if r["path"] == "/api/chat"]
+    assert len(chats) == 2
+    expansion, final = chats
+    assert expansion["format"] == "json" and expansion["options"]["num_predict"] == 160
+    assert final["options"]["num_predict"] == 512
+    for request in chats:
+        assert request["options"]["temperature"] == 0.1
+        assert request["options"]["num_ctx"] in (2048, 4096, 8192)  # explicit, bucketed
+        assert request["model"] == "gemma3n:e4b"
+    assert answer.llm.calls == 2 and answer.llm.prompt_tokens == 2 * 321  # counts reported by the server
+
+
+def test_missing_model_means_extractive_with_the_pull_command(tmp_path, policy):
+    with FakeOllama(["llama3:8b"], []) as server:
+        bot = _bot(tmp_path, policy, server.url)
+        answer = bot.ask("What does Insured Person mean?")
+        report = run_checks(bot)
+    assert answer.mode == "extractive" and "ollama pull gemma3n:e4b" in answer.notice
+    llm_check = next(c for c in report.checks if c.name == "llm model")
+    assert not llm_check.ok and llm_check.fix == "ollama pull gemma3n:e4b"
+    assert next(c for c in report.checks if c.name == "ollama").ok
+
+
+def test_status_and_pull_with_the_real_client():
+    with FakeOllama(["gemma3n:e4b"], []) as server:
+        status = ollama_status(server.url)
+        events = []
+        pull_ollama_model("gemma3n:e4b", server.url, events.append)
+    assert status.reachable and status.has("gemma3n:e4b")
+    assert [e.status for e in events] == ["pulling manifest", "downloading", "success"]
+    assert (events[1].completed, events[1].total) == (5, 10)
