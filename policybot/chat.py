@@ -260,6 +260,11 @@ class AnswerPipeline:
                 yield Event("answer", self._refusal(base, sources[:3], "the model found no answer in the sources", timings, usage))
                 return
             text, checked, removed = cite.verify(raw, sources)
+        notice = None
+        if not any(c.cited for c in checked):
+            notice = "The answer cites no source: check it against the passages listed with it."
+        elif not any(c.verified for c in checked if c.cited):
+            notice = "No quote or sentence of the answer was found in its cited sources: check it against them."
         answer = Answer(
             **base,
             answer=text,
@@ -269,6 +274,7 @@ class AnswerPipeline:
             removed_markers=removed,
             timings=dict(timings),
             llm=_cost(usage),
+            notice=notice,
         )
         yield Event("answer", answer)
 

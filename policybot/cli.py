@@ -195,7 +195,7 @@ def ask(
 
     bot = _service(ctx)
     answer = None
-    streamed = False
+    streamed: list[str] = []
     try:
         for event in bot.ask_stream(question, docs=doc, fast=fast or None, use_llm=not no_llm):
             if event.kind == "answer":
@@ -209,7 +209,7 @@ def ask(
             elif event.kind == "token":
                 sys.stdout.write(event.data)
                 sys.stdout.flush()
-                streamed = True
+                streamed.append(event.data)
     except PolicyBotError as exc:
         _fail(str(exc))
     assert answer is not None
@@ -217,20 +217,26 @@ def ask(
         _print_json(answer)
         return
     if streamed:
-        sys.stdout.write("\n\n")
-        if answer.mode == "generated":
-            out.print("[dim]Checked answer:[/dim]", highlight=False)
-    if not streamed or answer.mode != "generated" or answer.removed_markers:
+        sys.stdout.write("\n")
+    text = "".join(streamed).strip()
+    if not streamed:
         out.print(answer.answer, highlight=False)
-    elif streamed:
+    elif answer.mode != "generated":
+        out.print(f"\n{answer.answer}", highlight=False)
+    elif answer.answer.strip() != text:
+        out.print(f"\n[dim]Checked answer ({answer.removed_markers} citation(s) to missing sources removed):[/dim]", highlight=False)
         out.print(answer.answer, highlight=False)
     if answer.notice:
         err.print(f"[yellow]{answer.notice}[/yellow]", highlight=False)
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
+    show_all = answer.refused or not any(c.cited for c in answer.citations)
     for c in answer.citations:
-        if answer.refused or c.cited:
-            mark = "" if answer.refused else (" [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]")
+        if show_all or c.cited:
+            if answer.refused or not c.cited:
+                mark = ""
+            else:
+                mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
             out.print(f"[{c.n}] {c.label}  score {c.score:.2f}{mark}", highlight=False)
     llm = answer.llm
     err.print(

