@@ -1,0 +1,71 @@
+"""POLICYBOT_CHROMA_URL: the same library on a Chroma server (HttpClient) instead of the
+embedded store — the path for deployments that outgrow one machine. The server is the real
+one shipped with chromadb (`chroma run`), on a free localhost port, stopped by its PID."""
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from policybot.doctor import run_checks
+from policybot.service import PolicyBot
+from tests import pdfs
+from tests.conftest import make_settings
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    import sys
+
+    exe = Path(sys.executable).parent / "chroma"
+    if not exe.exists() and not shutil.which("chroma"):
+        pytest.skip("the chroma server command (from chromadb) is not installed")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(exe if exe.exists() else shutil.which("chroma")), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("chroma server did not start within 30 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_library_on_a_chroma_server(tmp_path, chroma_server):
+    bot = PolicyBot(make_settings(tmp_path / "home", chroma_url=chroma_server))
+    assert not bot.ingest([pdfs.sample_policy(tmp_path / "acme-home.pdf")]).failed
+    assert not (tmp_path / "home" / "chroma").exists()  # nothing in the embedded store
+    hit = bot.search("What does Insured Person mean?", k=3).hits[0]
+    assert hit.section.endswith("1.1 Insured Person") and hit.page_start == 1
+    index = next(c for c in run_checks(bot).checks if c.name == "index")
+    assert index.ok and chroma_server in index.detail
+    bot.delete("acme-home.pdf")
+    assert bot.index.store.count() == 0
+
+
+def test_unreachable_server_is_reported_with_the_fix(tmp_path):
+    bot = PolicyBot(make_settings(tmp_path / "home", chroma_url=f"http://127.0.0.1:{_free_port()}"))
+    index = next(c for c in run_checks(bot).checks if c.name == "index")
+    assert not index.ok and "chroma run" in index.fix
+    outcome = bot.ingest([pdfs.simple_pdf(tmp_path / "a.pdf", ["Some cover text for the test."])]).outcomes[0]
+    assert outcome.status == "failed" and outcome.error_kind == "index"
