@@ -90,9 +90,9 @@ class Candidate:
 class AnswerPipeline:
     """Runs the stages for one question; holds no per-question state between calls."""
 
-    def __init__(self, bot: Any, llm: ChatLLM | None, reranker: Any | None, thresholds: dict[str, float]) -> None:
+    def __init__(self, bot: Any, llm: ChatLLM | None, reranker: Any | None, thresholds: dict[str, float], settings: Any = None) -> None:
         self.bot = bot
-        self.s = bot.settings
+        self.s = settings if settings is not None else bot.settings
         self.llm = llm
         self.reranker = reranker
         self.thresholds = thresholds

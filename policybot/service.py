@@ -429,6 +429,7 @@ class PolicyBot:
         docs: Iterable[str] | None = None,
         fast: bool | None = None,
         use_llm: bool = True,
+        overrides: dict | None = None,
     ) -> "Iterator[Event]":
         """Answer a question, yielding progress: stages, the first passages (at once), the
         standalone question, answer tokens as they come, and finally the ``Answer``."""
@@ -437,7 +438,9 @@ class PolicyBot:
         if not question.strip():
             raise PolicyBotError("the question is empty")
         llm, notice = self.llm() if use_llm else (None, None)
-        pipeline = AnswerPipeline(self, llm, self.reranker, self.thresholds())
+        settings = self.settings.model_copy(update=overrides) if overrides else self.settings
+        reranker = self.reranker if settings.rerank else None
+        pipeline = AnswerPipeline(self, llm, reranker, self.thresholds(), settings)
         yield from pipeline.run(question, history, list(docs) if docs else None, fast=fast, use_llm=llm is not None, llm_notice=notice)
 
     def ask(self, question: str, history: "Sequence[Turn]" = (), docs: Iterable[str] | None = None, fast: bool | None = None, use_llm: bool = True) -> "Answer":

@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     memory_chars: int = Field(2400, ge=200, description="Most characters of history sent to the LLM.")
     answer_language: str = Field("auto", description="auto = the language of the question.")
 
+    # --- the app ------------------------------------------------------------------
+    kiosk: bool = Field(False, description="Field-kiosk mode: uploads, deletes and settings locked behind a PIN.")
+    kiosk_pin: str | None = Field(None, description="Admin PIN that unlocks a kiosk's library and settings.")
+    kiosk_idle_minutes: float = Field(5.0, gt=0, description="A kiosk conversation clears itself after this idle time.")
+
     # --- services (remote ones are opt-in) ----------------------------------------
     chroma_url: str | None = Field(None, description="Use a Chroma server instead of the embedded store.")
     ollama_host: str = Field(
