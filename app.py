@@ -183,10 +183,8 @@ def sidebar_kiosk(bot: PolicyBot) -> bool:
 
 
 def citation_title(c: Citation, refused: bool) -> str:
-    pages = f"p.{c.page_start}" if c.page_start == c.page_end else f"pp.{c.page_start}-{c.page_end}"
-    section = f" ({c.section})" if c.section else ""
     mark = "" if refused or not c.cited else (" ✅ verified" if c.verified else " ⚠️ unverified")
-    return f"[{c.n}] {c.doc}{section}, {pages}{mark} · relevance {c.score:.2f}"
+    return f"[{c.n}] {c.label}{mark} · relevance {c.score:.2f}"
 
 
 def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str) -> None:

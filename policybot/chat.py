@@ -25,7 +25,7 @@ from policybot.query import QueryPlan, QueryWriter, clause_references, heuristic
 from policybot.registry import ChunkRow, DocumentRow
 from policybot.rerank import top_p
 from policybot.retrieval import ClauseRetriever, Fused, RankFusion
-from policybot.schemas import Answer, Citation, LLMCost
+from policybot.schemas import Answer, Citation, LLMCost, page_range
 
 NO_LLM_NOTICE = (
     "No generated summary is available: the language model is not running. "
@@ -265,18 +265,7 @@ class AnswerPipeline:
             notice = "The answer cites no source: check it against the passages listed with it."
         elif not any(c.verified for c in checked if c.cited):
             notice = "No quote or sentence of the answer was found in its cited sources: check it against them."
-        answer = Answer(
-            **base,
-            answer=text,
-            mode="generated",
-            refused=False,
-            citations=checked,
-            removed_markers=removed,
-            timings=dict(timings),
-            llm=_cost(usage),
-            notice=notice,
-        )
-        yield Event("answer", answer)
+        yield Event("answer", _answer(base, text, "generated", checked, timings, usage, removed_markers=removed, notice=notice))
 
     # --- stages -----------------------------------------------------------------------
     def _search(self, query: str, doc_ids: list[str]) -> dict[str, list[tuple[str, float]]]:
@@ -349,20 +338,11 @@ class AnswerPipeline:
     def _source_blocks(sources: Sequence[Citation]) -> str:
         blocks = []
         for src in sources:
-            blocks.append(f"[{src.n}] {src.title} — {src.section or 'no section'}, {_pages(src)}\n{' '.join(src.text.split())}")
+            blocks.append(f"[{src.n}] {src.title} — {src.section or 'no section'}, {page_range(src.page_start, src.page_end)}\n{' '.join(src.text.split())}")
         return "\n\n".join(blocks)
 
     def _refusal(self, base: dict, closest: list[Citation], reason: str, timings: dict, usage: LLMUsage) -> Answer:
-        return Answer(
-            **base,
-            answer=REFUSAL,
-            mode="refused",
-            refused=True,
-            refusal_reason=reason,
-            citations=closest,
-            timings=dict(timings),
-            llm=_cost(usage),
-        )
+        return _answer(base, REFUSAL, "refused", closest, timings, usage, refusal_reason=reason)
 
     def _extractive(self, base: dict, question: str, sources: list[Citation], notice: str | None) -> Answer:
         """The best sentences of the top passages, quoted exactly, each with its citation."""
@@ -434,8 +414,8 @@ def _normalised(scores: Sequence[float]) -> list[float]:
     return [x / top for x in scores] if top > 0 else list(scores)
 
 
-def _pages(c: Citation) -> str:
-    return f"p.{c.page_start}" if c.page_start == c.page_end else f"pp.{c.page_start}-{c.page_end}"
+def _answer(base: dict, text: str, mode: str, citations: list[Citation], timings: dict, usage: LLMUsage, **extra: Any) -> Answer:
+    return Answer(**base, answer=text, mode=mode, refused=mode == "refused", citations=citations, timings=dict(timings), llm=_cost(usage), **extra)
 
 
 def _cost(usage: LLMUsage) -> LLMCost:

@@ -12,6 +12,15 @@ from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1"
 
+def page_range(start: int, end: int) -> str:
+    return f"p.{start}" if start == end else f"pp.{start}-{end}"
+
+
+def source_label(doc: str, section: str, start: int, end: int) -> str:
+    """How a source is cited to users: ``Doc name (Section), p.X``."""
+    return f"{doc}{f' ({section})' if section else ''}, {page_range(start, end)}"
+
+
 IngestStatus = Literal["ingested", "replaced", "unchanged", "duplicate", "failed"]
 
 
@@ -94,9 +103,7 @@ class SearchHit(BaseModel):
 
     @property
     def citation(self) -> str:
-        pages = f"p.{self.page_start}" if self.page_start == self.page_end else f"pp.{self.page_start}-{self.page_end}"
-        section = f" ({self.section})" if self.section else ""
-        return f"{self.doc}{section}, {pages}"
+        return source_label(self.doc, self.section, self.page_start, self.page_end)
 
 
 class SearchResponse(BaseModel):
@@ -147,9 +154,7 @@ class Citation(BaseModel):
 
     @property
     def label(self) -> str:
-        pages = f"p.{self.page_start}" if self.page_start == self.page_end else f"pp.{self.page_start}-{self.page_end}"
-        section = f" ({self.section})" if self.section else ""
-        return f"{self.doc}{section}, {pages}"
+        return source_label(self.doc, self.section, self.page_start, self.page_end)
 
 
 class LLMCost(BaseModel):
