@@ -9,7 +9,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: run test install install-dev ingest eval sample-pdf clean
+.PHONY: run test browser install install-dev ingest eval sample-pdf clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,12 +39,27 @@ run: ingest
 		echo 'Try: $(BIN)/policybot search "What is the definition of an Insured Person?"'; \
 	fi
 
-test: install-dev
+# The browser test drives Debian's chromium (Playwright never downloads its own browser).
+# Installed with apt-get when we are root and can; otherwise a note, and that test skips.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Debian's chromium for tests/test_browser.py"; \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ) \
+			|| echo "note: apt-get could not install chromium; tests/test_browser.py will skip"; \
+	else \
+		echo "note: chromium not found and apt-get unavailable (or not root); tests/test_browser.py will skip"; \
+	fi
+
+test: install-dev browser
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 
+# The full evaluation on every dataset found: the repo's behaviour set and ../shared/eval-data/*.
+EVAL_SETS ?= eval/datasets/sample-behaviour $(wildcard ../shared/eval-data/*/questions.jsonl)
 eval: install-dev
-	HF_HUB_OFFLINE=1 $(BIN)/python eval/compare_chunkers.py ../shared/eval-data/nfip-flood
-	HF_HUB_OFFLINE=1 $(BIN)/python eval/compare_chunkers.py ../shared/eval-data/privacy-policies
+	$(BIN)/pip install $(PIP_FLAGS) -e ".[app,dev,eval]"
+	HF_HUB_OFFLINE=1 $(BIN)/policybot eval --grid $(patsubst %/questions.jsonl,%,$(EVAL_SETS))
 
 sample-pdf: install
 	$(BIN)/python data/build_sample_policy.py

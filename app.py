@@ -7,6 +7,7 @@ file only draws widgets, keeps per-session state, and forwards questions and upl
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -102,7 +103,12 @@ def sidebar_library(bot: PolicyBot, can_edit: bool) -> list[str]:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
     for d in docs:
         st.sidebar.caption(f"**{d.name}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}")
-    scope = st.sidebar.multiselect("Search in", names, default=names, key="scope", help="Which documents a question searches.")
+    known = st.session_state.get("scope_library")
+    if known != names:  # the library changed: keep the choice, add new documents, drop deleted ones
+        chosen = st.session_state.get("scope", names)
+        st.session_state["scope"] = [n for n in names if n in chosen or n not in (known or [])]
+        st.session_state["scope_library"] = names
+    scope = st.sidebar.multiselect("Search in", names, key="scope", help="Which documents a question searches.")
     if can_edit:
         upload_box(bot)
         delete_box(bot, names)
@@ -126,12 +132,12 @@ def upload_box(bot: PolicyBot) -> None:
 
         outcome = bot.ingest_file(path, progress=on_progress, name=file.name)
         if outcome.status == "failed":
-            st.sidebar.error(f"{file.name}: {outcome.message}")
+            st.sidebar.error(outcome.message)  # the message already names the file
         elif outcome.status in ("duplicate", "unchanged"):
             st.sidebar.warning(f"{file.name}: {outcome.message}")
         else:
             st.sidebar.success(f"{file.name}: {outcome.pages} pages, {outcome.chunks} passages")
-        path.unlink(missing_ok=True)
+    shutil.rmtree(inbox, ignore_errors=True)  # the library keeps its own copy
 
 
 def delete_box(bot: PolicyBot, names: list[str]) -> None:

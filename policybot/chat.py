@@ -117,7 +117,7 @@ class AnswerPipeline:
         clock = _Clock(timings)
         scope = self.bot.resolve_docs(docs)
         by_id = {d.doc_id: d for d in scope}
-        writer = QueryWriter(llm, s.expansion_rewrites, s.expansion_max_tokens)
+        writer = QueryWriter(llm, s.expansion_rewrites, s.expansion_max_tokens, s.expansion_hyde)
         hist = history_text(history, s.memory_turns, s.memory_chars)
         previous = [t.standalone for t in history]
 
@@ -202,6 +202,9 @@ class AnswerPipeline:
                 relevance = max(cosines, default=0.0)
                 candidates = candidates[: s.rerank_max_chunks]
 
+        # The final ranking (kept candidates, then the rest of the fused list), for evaluation.
+        kept_ids = [c.chunk.chunk_id for c in candidates]
+        retrieved = kept_ids + [f.chunk_id for f in fused if f.chunk_id not in set(kept_ids)][: max(0, 20 - len(kept_ids))]
         if clause_ids and candidates and candidates[0].chunk.chunk_id in clause_ids:
             # The named clause exists and leads the ranking: that is relevance enough.
             relevance = max(relevance, self.thresholds[_threshold_key(relevance_source)])
@@ -219,6 +222,7 @@ class AnswerPipeline:
             relevance=round(relevance, 4),
             first_pass_score=round(confidence, 4),
             refusal_threshold=threshold,
+            retrieved=retrieved,
             profile=self.bot.profile.name,
             llm_model=llm.name if llm else None,
         )

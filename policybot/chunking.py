@@ -51,8 +51,9 @@ class Segment:
         return self.pages[max(i, 0)]
 
 
-def segments_of(lines: Sequence[Line]) -> list[Segment]:
-    """Group consecutive lines of one section; every table is a segment of its own."""
+def segments_of(lines: Sequence[Line], by: str = "section") -> list[Segment]:
+    """Group consecutive lines of one section (or, for baselines, one page); every table is a
+    segment of its own."""
     out: list[Segment] = []
     current: Segment | None = None
     glue = ""
@@ -61,7 +62,10 @@ def segments_of(lines: Sequence[Line]) -> list[Segment]:
             out.append(Segment(line.text, line.section, "table", [0], [line.page]))
             current = None
             continue
-        if current is None or current.section != line.section:
+        new_group = current is None or (
+            current.section != line.section if by == "section" else current.pages[-1] != line.page
+        )
+        if new_group:
             current = Segment("", line.section)
             out.append(current)
             glue = ""
@@ -207,9 +211,13 @@ class Chunker:
         """What determines the chunks: a changed signature means re-chunking."""
         return f"{self.name}:max{self.max_tokens}"
 
+    @property
+    def scope_suffix(self) -> str:
+        return "" if self.settings.chunk_scope == "section" else ":per-page"
+
     def run(self, doc: ParsedDocument, header: Callable[[str], str] = lambda section: "") -> list[Chunk]:
         chunks: list[Chunk] = []
-        for seg in segments_of(doc.lines):
+        for seg in segments_of(doc.lines, self.settings.chunk_scope):
             head = header(seg.section)
             budget = self.max_tokens - (self.count.one(head) + 1 if head else 0)
             if seg.kind == "table":

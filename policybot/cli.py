@@ -269,6 +269,42 @@ def doctor(
         raise typer.Exit(1)
 
 
+@app.command("eval")
+def eval_command(
+    ctx: typer.Context,
+    datasets: List[Path] = typer.Argument(..., help="Dataset folders (docs/*.pdf + questions.jsonl)."),
+    config: List[str] = typer.Option(["hybrid", "fast"], "--config", help="Configuration name (repeatable)."),
+    grid: bool = typer.Option(False, "--grid", help="Run every configuration (ablations)."),
+    out_dir: Path = typer.Option(Path("eval/results"), "--out", help="Results folder."),
+    cache: Path = typer.Option(Path(".policybot-eval"), "--cache", help="Where evaluation indexes are kept."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (smoke runs)."),
+) -> None:
+    """Measure retrieval, refusals, citations and cost on evaluation datasets."""
+    from policybot.eval_harness import CONFIGS, GRID, run_grid
+
+    names = GRID if grid else config
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        _fail(f"unknown configuration(s): {', '.join(unknown)} (choose from {', '.join(CONFIGS)})")
+    for dataset in datasets:
+        if not (dataset / "questions.jsonl").is_file():
+            _fail(f"{dataset}: not an eval dataset (needs docs/ and questions.jsonl)")
+    for dataset in datasets:
+        results, report = run_grid(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{m}[/dim]", highlight=False))
+        for r in results:
+            if "skipped" in r:
+                out.print(f"{r['dataset']} / {r['config']}: skipped — {r['skipped']}", highlight=False)
+                continue
+            m = r["metrics"]["retrieval"]
+            ref = r["metrics"]["refusal"]
+            out.print(
+                f"{r['dataset']} / {r['config']}: R@1 {m.get('R@1', 0):.3f} R@5 {m.get('R@5', 0):.3f} R@10 {m.get('R@10', 0):.3f} "
+                f"MRR@10 {m.get('mrr@10', 0):.3f} nDCG@10 {m.get('ndcg@10', 0):.3f}; refusal AUROC {ref.get('auroc')}",
+                highlight=False,
+            )
+        out.print(f"report: {report}", highlight=False)
+
+
 @models_app.command("pull")
 def models_pull(
     ctx: typer.Context,

@@ -197,7 +197,7 @@ def read_pdf(
     try:
         doc = pymupdf.open(path)
     except Exception as exc:
-        raise IngestError("corrupt", f"{path.name}: cannot be read as a PDF ({_short(exc)})") from exc
+        raise IngestError("corrupt", f"{path.name}: cannot be read as a PDF ({_short(exc, path)})") from exc
     with doc:
         if doc.needs_pass:
             raise IngestError(
@@ -227,7 +227,7 @@ def read_pdf(
         except IngestError:
             raise
         except Exception as exc:
-            raise IngestError("corrupt", f"{path.name}: page {len(pages) + 1} cannot be read ({_short(exc)})", total) from exc
+            raise IngestError("corrupt", f"{path.name}: page {len(pages) + 1} cannot be read ({_short(exc, path)})", total) from exc
         if strip_running_headers:
             _drop_running_lines(pages, heights)
         # Judged after removing running headers: a scan with a printed footer is still a scan.
@@ -257,6 +257,8 @@ def read_pdf(
         )
 
 
-def _short(exc: Exception) -> str:
+def _short(exc: Exception, path: Path | None = None) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if path is not None:  # never show where an upload was parked, only its name
+        text = text.replace(str(path), path.name)
     return text[:160]

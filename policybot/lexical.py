@@ -9,6 +9,7 @@ they were built from, and rebuilt only when documents were added or removed sinc
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import threading
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Short, common function words only: "not", "no" and numbers stay (they carry meaning here).

@@ -93,10 +93,22 @@ def merge_queries(original: str, extra: Sequence[str]) -> list[str]:
     return out
 
 
+_FOLLOW_UP = re.compile(
+    r"^\s*(and|but|also|so|then|what about|how about|what if|same)\b|\b(it|its|that|this|those|these|they|them|there|same)\b",
+    re.IGNORECASE,
+)
+
+
+def looks_like_follow_up(question: str) -> bool:
+    """Short questions, or ones that lean on the previous turn ("and for floods?", "is that
+    covered?"), are follow-ups; a full new question ("How do I cook nasi lemak?") is not."""
+    return len(question.split()) <= 4 or bool(_FOLLOW_UP.search(question))
+
+
 def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> str:
     """Without an LLM, a follow-up is searched together with the question it follows, so
     "and what about a flood?" still carries "deductible" from the turn before."""
-    if not previous_questions:
+    if not previous_questions or not looks_like_follow_up(question):
         return question
     return f"{previous_questions[-1].rstrip('?. ')}; {question}"
 
@@ -104,10 +116,11 @@ def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> st
 class QueryWriter:
     """Makes the query plan with at most one LLM call."""
 
-    def __init__(self, llm: ChatLLM | None, rewrites: int = 4, max_tokens: int = 160) -> None:
+    def __init__(self, llm: ChatLLM | None, rewrites: int = 4, max_tokens: int = 160, hyde: bool = True) -> None:
         self.llm = llm
         self.rewrites = rewrites
         self.max_tokens = max_tokens
+        self.hyde = hyde
 
     def condense(self, question: str, history: str, usage: LLMUsage) -> str:
         """One short call: the follow-up as a standalone question."""
@@ -132,7 +145,7 @@ class QueryWriter:
         except Exception as exc:  # a failed call or an unusable reply: search the question alone
             return QueryPlan(question, [question], expansion_error=str(exc)[:200])
         standalone = exp.standalone if (history and exp.standalone) else question
-        extra = list(exp.rewrites) + ([exp.hyde] if exp.hyde else [])
+        extra = list(exp.rewrites) + ([exp.hyde] if exp.hyde and self.hyde else [])
         return QueryPlan(standalone, merge_queries(standalone, extra), exp.hyde or None, expanded=True)
 
 

@@ -182,6 +182,7 @@ class Answer(BaseModel):
     expansion: str = Field("", description="used / skipped: <why> / failed: <why>")
     relevance: float | None = Field(None, description="The best relevance score, compared with the refusal threshold")
     first_pass_score: float | None = Field(None, description="Top cosine of the first pass (decides adaptive expansion)")
+    retrieved: list[str] = Field(default_factory=list, description="Chunk ids in final rank order (top 20), for evaluation")
     refusal_threshold: float | None = None
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage")
     llm: LLMCost = Field(default_factory=LLMCost)

@@ -143,7 +143,10 @@ class PolicyBot:
     @property
     def chunking_signature(self) -> str:
         s = self.settings
-        return f"{self.chunker.signature}|hdr{int(s.contextual_header)}|tbl{int(s.detect_tables)}|run{int(s.strip_running_headers)}"
+        return (
+            f"{self.chunker.signature}{self.chunker.scope_suffix}|hdr{int(s.contextual_header)}"
+            f"|tbl{int(s.detect_tables)}|run{int(s.strip_running_headers)}"
+        )
 
     # --- ingestion ----------------------------------------------------------------------
     def ingest(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
 
     # --- ingestion ----------------------------------------------------------------
     chunker: ChunkerName = "semantic"
+    chunk_scope: Literal["section", "page"] = Field(
+        "section", description="Chunk within each section (default) or each page (the reference's way, for comparison)."
+    )
     semantic_threshold_type: Literal["percentile", "standard_deviation", "interquartile", "gradient"] = (
         "standard_deviation"
     )
@@ -95,6 +98,7 @@ class Settings(BaseSettings):
     fast_mode: bool = Field(False, description="No query expansion: no LLM call before the answer streams.")
     adaptive_expansion: bool = Field(True, description="Skip expansion when the first-pass retrieval is confident.")
     expansion_rewrites: int = Field(4, ge=0, le=8)
+    expansion_hyde: bool = Field(True, description="Search the HyDE passage too (ablation switch).")
     expansion_max_tokens: int = Field(160, ge=32)
     fusion_top_p: float = Field(0.9, gt=0, le=1)
     fusion_temperature: float = Field(0.1, gt=0)

@@ -41,6 +41,7 @@ def test_merge_queries_keeps_the_original_first():
 def test_heuristic_standalone_carries_the_previous_question():
     assert heuristic_standalone("and for floods?", []) == "and for floods?"
     assert heuristic_standalone("and for floods?", ["What is the deductible?"]) == "What is the deductible; and for floods?"
+    assert heuristic_standalone("How do I cook a perfect nasi lemak?", ["What is the deductible?"]) == "How do I cook a perfect nasi lemak?"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,451 @@
+"""Running named configurations over an eval dataset and writing results, reports and plots.
+
+Each configuration switches one thing (retriever, expansion, reranker, chunker) so the grid
+shows what every design choice buys. Results keep every question's ranked chunks, so any
+run can be re-scored or inspected later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+import time
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+from policybot.evaluation import Dataset, Question, alnum, contains_half, load_dataset
+from policybot.service import PolicyBot
+from policybot.settings import Settings
+
+Retrieval = Literal["dense", "bm25", "hybrid", "pipeline"]
+KS = (1, 3, 5, 10)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    name: str
+    description: str
+    retrieval: Retrieval
+    overrides: dict[str, Any] = field(default_factory=dict)
+    needs_llm: bool = False
+    needs_reranker: bool = False
+
+
+def _cfg(name: str, description: str, retrieval: Retrieval, needs_llm: bool = False, needs_reranker: bool = False, **overrides: Any) -> EvalConfig:
+    return EvalConfig(name, description, retrieval, overrides, needs_llm, needs_reranker)
+
+
+CONFIGS: dict[str, EvalConfig] = {
+    c.name: c
+    for c in [
+        _cfg("dense", "dense retrieval only (first pass)", "dense"),
+        _cfg("bm25", "BM25 only (first pass)", "bm25"),
+        _cfg("hybrid", "dense + BM25, RRF (first pass)", "hybrid"),
+        _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
+        _cfg("hyde", "pipeline + HyDE passage only", "pipeline", needs_llm=True, expansion_rewrites=0, adaptive_expansion=False),
+        _cfg("multiquery", "pipeline + rewrites only", "pipeline", needs_llm=True, expansion_hyde=False, adaptive_expansion=False),
+        _cfg("expansion", "pipeline + HyDE + rewrites (no adaptive skip)", "pipeline", needs_llm=True, adaptive_expansion=False),
+        _cfg("rerank", "pipeline + cross-encoder reranker, fast mode", "pipeline", needs_reranker=True, fast_mode=True, rerank=True),
+        _cfg("default", "the pipeline as configured (LLM answer when one is running)", "pipeline", needs_llm=True),
+        _cfg("chunk-semantic", "hybrid over SemanticChunker chunks (the default chunking)", "hybrid", chunker="semantic"),
+        _cfg("chunk-structure", "hybrid over structure-aware recursive chunks", "hybrid", chunker="structure"),
+        _cfg("chunk-recursive", "hybrid over recursive 1000/150 chunks per section", "hybrid", chunker="recursive"),
+        _cfg(
+            "baseline-recursive-dense",
+            "plain baseline: per-page recursive 1000/150, no sections or header, dense only",
+            "dense",
+            chunker="recursive",
+            chunk_scope="page",
+            contextual_header=False,
+        ),
+        _cfg(
+            "baseline-recursive-bm25",
+            "plain baseline: per-page recursive 1000/150, no sections or header, BM25 only",
+            "bm25",
+            chunker="recursive",
+            chunk_scope="page",
+            contextual_header=False,
+        ),
+        _cfg(
+            "reference-semantic-page",
+            "the reference's core: SemanticChunker per page, no merge or header, dense only",
+            "dense",
+            chunker="semantic",
+            chunk_scope="page",
+            contextual_header=False,
+            semantic_merge_tokens=0,
+        ),
+    ]
+}
+GRID = list(CONFIGS)
+
+# Settings that change the index: configurations differing in them need their own.
+_INDEX_KEYS = ("chunker", "chunk_scope", "contextual_header", "semantic_merge_tokens", "profile")
+
+
+def index_home(cache: Path, dataset: Dataset, settings: Settings) -> Path:
+    key = json.dumps({k: str(getattr(settings, k)) for k in _INDEX_KEYS}, sort_keys=True)
+    return cache / dataset.root.name / hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def unavailable(config: EvalConfig, bot: PolicyBot) -> str | None:
+    """Why a configuration cannot run here (None when it can)."""
+    if config.needs_reranker and bot.profile.profile.reranker is None:
+        return f"the {bot.profile.name} profile has no reranker (needs the paper profile's models)"
+    if config.needs_llm and bot.llm()[0] is None:
+        return "no LLM is running (" + (bot.llm()[1] or "") + ")"
+    return None
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def relevant_chunks(question: Question, chunks: Sequence[tuple[str, str, str]]) -> set[str]:
+    """Ids of the chunks (id, doc name, text) holding at least half of a gold passage."""
+    golds = [(g.doc, alnum(g.text)) for g in question.gold]
+    found = set()
+    for chunk_id, doc, text in chunks:
+        text_alnum = None
+        for gdoc, gtext in golds:
+            if gdoc != doc:
+                continue
+            text_alnum = text_alnum if text_alnum is not None else alnum(text)
+            if contains_half(text_alnum, gtext):
+                found.add(chunk_id)
+                break
+    return found
+
+
+def ranking_metrics(qrels: dict[str, set[str]], runs: dict[str, list[str]]) -> dict[str, float]:
+    """Hit rate (R@k: a relevant chunk in the top k), recall, precision, F1, MRR@10 and
+    nDCG@10 over questions with at least one relevant chunk, computed with ranx."""
+    from ranx import Qrels, Run, evaluate
+
+    judged = {q: rel for q, rel in qrels.items() if rel}
+    if not judged:
+        return {}
+    qrels_dict = {q: {cid: 1 for cid in rel} for q, rel in judged.items()}
+    # ranx needs every judged question in the run; an empty ranking scores zero.
+    run_dict = {q: {cid: float(len(runs.get(q, [])) - i) for i, cid in enumerate(runs.get(q, []))} or {"-": 0.0} for q in judged}
+    metrics = [f"hit_rate@{k}" for k in KS] + [f"{m}@{k}" for m in ("recall", "precision", "f1") for k in (5, 10)] + ["mrr@10", "ndcg@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = evaluate(Qrels(qrels_dict), Run(run_dict), metrics)
+    out = {name.replace("hit_rate@", "R@"): round(float(v), 4) for name, v in scores.items()}
+    out["questions"] = len(judged)
+    return out
+
+
+def auroc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 4)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+ProgressFn = Callable[[str], None]
+
+
+def run_config(
+    dataset_dir: str | Path,
+    config_name: str,
+    out_root: Path,
+    cache: Path = Path(".policybot-eval"),
+    limit: int | None = None,
+    base: Settings | None = None,
+    say: ProgressFn = lambda message: None,
+) -> dict[str, Any]:
+    """Evaluate one configuration; writes ``out_root/<dataset>/<config>/results.json`` and ``report.md``."""
+    config = CONFIGS[config_name]
+    dataset = load_dataset(dataset_dir)
+    base = base or Settings()
+    settings = base.model_copy(update=config.overrides)
+    settings = settings.model_copy(update={"home": index_home(cache, dataset, settings)})
+    bot = PolicyBot(settings)
+    out_dir = out_root / dataset.root.name / config.name
+    reason = unavailable(config, bot)
+    if reason:
+        return {"config": config.name, "dataset": dataset.root.name, "skipped": reason}
+
+    say(f"{dataset.root.name} / {config.name}: indexing {len(dataset.docs)} documents")
+    started = time.perf_counter()
+    report = bot.ingest(dataset.docs)
+    failed = [o.message for o in report.failed]
+    docs = bot.resolve_docs(None)
+    ingestion_seconds = round(sum(d.ingest_seconds for d in docs), 2)
+    names = {d.doc_id: d.name for d in docs}
+    all_chunks = [(cid, names[cid.split(":", 1)[0]], text) for cid, text in _chunk_texts(bot)]
+    doc_ids = list(names)
+    questions = dataset.questions[:limit] if limit else dataset.questions
+    say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
+
+    per_question: list[dict[str, Any]] = []
+    for q in questions:
+        per_question.append(_run_question(bot, config, q, doc_ids, names, all_chunks))
+
+    result = {
+        "format": "policybot eval results v1",
+        "dataset": dataset.root.name,
+        "config": config.name,
+        "description": config.description,
+        "profile": bot.profile.name,
+        "embedding_model": bot.profile.profile.embedding.hf_id,
+        "settings": {k: getattr(settings, k) for k in ("chunker", "chunk_scope", "contextual_header", "semantic_merge_tokens", "rrf_k", "fast_mode", "rerank")},
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "ingestion": {"seconds": ingestion_seconds, "chunks": len(all_chunks), "failed": failed, "wall_seconds": round(time.perf_counter() - started, 2)},
+        "metrics": summarize(per_question),
+        "questions": per_question,
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps(result, indent=1, default=str))
+    (out_dir / "report.md").write_text(markdown_report([result]))
+    return result
+
+
+def _chunk_texts(bot: PolicyBot) -> list[tuple[str, str]]:
+    rows = bot.registry.chunks(bot.index.collection, [cid for cid, _ in bot.registry.chunk_texts(bot.index.collection)])
+    return [(cid, row.text) for cid, row in rows.items()]
+
+
+def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list[str], names: dict[str, str], all_chunks) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": q.id,
+        "question": q.question,
+        "answerable": q.answerable,
+        "category": q.category,
+        "gold_pages": [(g.doc, g.page) for g in q.gold if g.page],
+    }
+    started = time.perf_counter()
+    retriever = bot.retriever
+    k = 20
+    if config.retrieval == "pipeline":
+        answer = bot.ask(q.question, use_llm=config.needs_llm)
+        ranked = answer.retrieved
+        row.update(
+            refused=answer.refused,
+            refusal_score=answer.relevance,
+            mode=answer.mode,
+            answer=answer.answer,
+            timings=answer.timings,
+            llm=answer.llm.model_dump(),
+            citations=[
+                {"n": c.n, "doc": c.doc, "section": c.section, "page_start": c.page_start, "page_end": c.page_end, "cited": c.cited, "verified": c.verified}
+                for c in answer.citations
+            ],
+        )
+    else:
+        if config.retrieval == "dense":
+            hits = retriever.dense.run(q.question, k, doc_ids)
+        elif config.retrieval == "bm25":
+            hits = retriever.lexical.run(q.question, k, doc_ids)
+        else:
+            hits = [(f.chunk_id, f.score) for f in retriever.run(q.question, k, doc_ids)]
+        ranked = [cid for cid, _ in hits]
+        dense = retriever.dense.run(q.question, 1, doc_ids)
+        row.update(refused=None, refusal_score=round(dense[0][1], 4) if dense else 0.0, timings={"retrieval": round(time.perf_counter() - started, 4)})
+    row["seconds"] = round(time.perf_counter() - started, 4)
+    chunks = bot.registry.chunks(bot.index.collection, ranked)
+    relevant = relevant_chunks(q, all_chunks) if q.gold else set()
+    row["relevant"] = sorted(relevant)
+    row["ranked"] = [
+        {
+            "chunk_id": cid,
+            "doc": names.get(chunks[cid].doc_id, ""),
+            "page_start": chunks[cid].page_start,
+            "page_end": chunks[cid].page_end,
+            "section": chunks[cid].section,
+            "text": chunks[cid].text,
+            "relevant": cid in relevant,
+        }
+        for cid in ranked[:10]
+        if cid in chunks
+    ]
+    return row
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Retrieval, citation, refusal, answer and cost metrics over per-question rows."""
+    answerable = [r for r in rows if r["answerable"]]
+    qrels = {r["id"]: set(r["relevant"]) for r in answerable}
+    runs = {r["id"]: [c["chunk_id"] for c in r["ranked"]] for r in answerable}
+    out: dict[str, Any] = {"retrieval": ranking_metrics(qrels, runs)}
+    unanswerable = [r for r in rows if not r["answerable"]]
+    pos = [r["refusal_score"] for r in answerable if r.get("refusal_score") is not None]
+    neg = [r["refusal_score"] for r in unanswerable if r.get("refusal_score") is not None]
+    refusal: dict[str, Any] = {"auroc": auroc(pos, neg), "unanswerable": len(unanswerable), "answerable": len(answerable)}
+    if rows and rows[0].get("refused") is not None:
+        refusal["refusal_rate"] = round(sum(bool(r["refused"]) for r in unanswerable) / len(unanswerable), 4) if unanswerable else None
+        refusal["false_refusal_rate"] = round(sum(bool(r["refused"]) for r in answerable) / len(answerable), 4) if answerable else None
+        out["citations"] = _citation_metrics(answerable)
+    out["refusal"] = refusal
+    out["cost"] = _cost(rows)
+    return out
+
+
+def _citation_metrics(answerable: list[dict[str, Any]]) -> dict[str, Any]:
+    """Page accuracy: the first cited source (else the first source) is on a gold page."""
+    pages_ok = judged = with_section = total = verified = cited = 0
+    for r in answerable:
+        if r.get("refused") or not r.get("citations"):
+            continue
+        cites = [c for c in r["citations"] if c["cited"]] or r["citations"][:1]
+        total += len(cites)
+        with_section += sum(bool(c["section"]) for c in cites)
+        cited += sum(c["cited"] for c in cites)
+        verified += sum(c["verified"] for c in cites if c["cited"])
+        first = cites[0]
+        if r.get("gold_pages"):
+            judged += 1
+            pages_ok += any(doc == first["doc"] and first["page_start"] <= page <= first["page_end"] for doc, page in r["gold_pages"])
+    return {
+        "page_accuracy": round(pages_ok / judged, 4) if judged else None,
+        "section_presence": round(with_section / total, 4) if total else None,
+        "verification_rate": round(verified / cited, 4) if cited else None,
+    }
+
+
+def _cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    stages: dict[str, list[float]] = {}
+    for r in rows:
+        for stage, seconds in (r.get("timings") or {}).items():
+            stages.setdefault(stage, []).append(seconds)
+    llm = [r["llm"] for r in rows if r.get("llm")]
+    return {
+        "latency": {s: {"p50": round(percentile(v, 0.5), 4), "p95": round(percentile(v, 0.95), 4)} for s, v in stages.items()},
+        "question_seconds": {"p50": round(percentile([r["seconds"] for r in rows], 0.5), 4), "p95": round(percentile([r["seconds"] for r in rows], 0.95), 4)},
+        "llm_calls_per_question": round(statistics.mean(x["calls"] for x in llm), 3) if llm else 0.0,
+        "prompt_tokens_per_question": round(statistics.mean(x["prompt_tokens"] for x in llm), 1) if llm else 0.0,
+    }
+
+
+# --- reports --------------------------------------------------------------------------------
+
+
+def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None = None) -> str:
+    """One table row per configuration, plus refusal, citation and cost tables."""
+    ran = [r for r in results if "metrics" in r]
+    skipped = [r for r in results if "skipped" in r]
+    dataset = (ran or skipped or [{}])[0].get("dataset", "?")
+    lines = [f"# PolicyBot evaluation: {dataset}", ""]
+    if ran:
+        lines += [f"Profile {ran[0]['profile']} ({ran[0]['embedding_model']}), {ran[0]['created']}.", ""]
+        lines += ["## Retrieval (answerable questions; R@k = a relevant chunk in the top k)", ""]
+        cols = ["R@1", "R@3", "R@5", "R@10", "recall@10", "precision@5", "f1@5", "mrr@10", "ndcg@10"]
+        lines += ["| config | " + " | ".join(cols) + " | chunks | ingest s |", "|---" * (len(cols) + 3) + "|"]
+        for r in ran:
+            m = r["metrics"]["retrieval"]
+            vals = " | ".join(f"{m.get(c, float('nan')):.3f}" for c in cols)
+            lines.append(f"| {r['config']} | {vals} | {r['ingestion']['chunks']} | {r['ingestion']['seconds']:.1f} |")
+        lines += ["", "## Refusals", "", "| config | AUROC of the score | refusal rate (unanswerable) | false refusals (answerable) |", "|---|---|---|---|"]
+        for r in ran:
+            f = r["metrics"]["refusal"]
+            lines.append(f"| {r['config']} | {_fmt(f.get('auroc'))} | {_fmt(f.get('refusal_rate'))} | {_fmt(f.get('false_refusal_rate'))} |")
+        cited = [r for r in ran if "citations" in r["metrics"]]
+        if cited:
+            lines += ["", "## Citations", "", "| config | page accuracy | section present | verified |", "|---|---|---|---|"]
+            for r in cited:
+                c = r["metrics"]["citations"]
+                lines.append(f"| {r['config']} | {_fmt(c['page_accuracy'])} | {_fmt(c['section_presence'])} | {_fmt(c['verification_rate'])} |")
+        lines += ["", "## Cost", "", "| config | question p50 s | p95 s | LLM calls / q | prompt tokens / q |", "|---|---|---|---|---|"]
+        for r in ran:
+            c = r["metrics"]["cost"]
+            lines.append(
+                f"| {r['config']} | {c['question_seconds']['p50']:.3f} | {c['question_seconds']['p95']:.3f} | {c['llm_calls_per_question']:.2f} | {c['prompt_tokens_per_question']:.0f} |"
+            )
+        lines += ["", "Configurations:", ""] + [f"- `{r['config']}`: {r['description']}" for r in ran]
+    if skipped:
+        lines += ["", "Not run here:", ""] + [f"- `{r['config']}`: {r['skipped']}" for r in skipped]
+    for title, path in (plots or {}).items():
+        lines += ["", f"![{title}]({path})"]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: Any) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+
+def plot_recall(results: list[dict[str, Any]], path: Path) -> Path:
+    """Recall@k curves (k = 1, 3, 5, 10), one line per configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in results:
+        if "metrics" not in r:
+            continue
+        m = r["metrics"]["retrieval"]
+        ax.plot(KS, [m.get(f"R@{k}", 0) for k in KS], marker="o", label=r["config"])
+    ax.set_xlabel("k")
+    ax.set_ylabel("R@k (relevant chunk in top k)")
+    ax.set_ylim(0, 1)
+    ax.set_xticks(KS)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(f"Retrieval: {results[0].get('dataset', '')}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_latency(results: list[dict[str, Any]], path: Path) -> Path:
+    """p50 seconds per pipeline stage, one group of bars per configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ran = [r for r in results if "metrics" in r]
+    stages = sorted({s for r in ran for s in r["metrics"]["cost"]["latency"]})
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / max(len(ran), 1)
+    for i, r in enumerate(ran):
+        lat = r["metrics"]["cost"]["latency"]
+        ax.bar([j + i * width for j in range(len(stages))], [lat.get(s, {}).get("p50", 0) * 1000 for s in stages], width, label=r["config"])
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(stages))])
+    ax.set_xticklabels(stages, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("p50 milliseconds")
+    ax.legend(fontsize=7)
+    ax.set_title("Latency per stage")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def run_grid(
+    dataset_dir: str | Path,
+    configs: Sequence[str],
+    out_root: Path,
+    cache: Path = Path(".policybot-eval"),
+    limit: int | None = None,
+    base: Settings | None = None,
+    say: ProgressFn = lambda message: None,
+) -> tuple[list[dict[str, Any]], Path]:
+    """Run several configurations and write a combined report with plots."""
+    results = [run_config(dataset_dir, name, out_root, cache, limit, base, say) for name in configs]
+    folder = out_root / Path(dataset_dir).resolve().name
+    folder.mkdir(parents=True, exist_ok=True)
+    plots = {}
+    if any("metrics" in r for r in results):
+        plots["recall@k"] = plot_recall(results, folder / "recall_at_k.png").name
+        plots["latency per stage"] = plot_latency(results, folder / "latency.png").name
+    report = folder / "report.md"
+    report.write_text(markdown_report(results, plots))
+    (folder / "summary.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "questions"} for r in results], indent=1, default=str))
+    return results, report

@@ -1,0 +1,117 @@
+"""The evaluation harness on a dataset folder it has never seen (made here, same format)."""
+
+import json
+
+import pytest
+
+from policybot.eval_harness import CONFIGS, auroc, ranking_metrics, relevant_chunks, run_grid
+from policybot.evaluation import Gold, Question, load_dataset
+from tests import pdfs
+from tests.conftest import NO_OLLAMA, make_settings
+
+QUESTIONS = [
+    {"id": "a1", "question": "What does Insured Person mean?", "answerable": True,
+     "gold": [{"doc": "acme-home.pdf", "page": 1, "text": "Insured Person means you, your spouse or partner, and members of your family"}]},
+    {"id": "a2", "question": "How long is the cooling-off period to cancel the policy?", "answerable": True,
+     "gold": [{"doc": "acme-home.pdf", "page": 5, "text": "You may cancel within fourteen days of receiving this policy"}]},
+    {"id": "a3", "question": "Is earthquake damage covered?", "answerable": True,
+     "gold": [{"doc": "acme-home.pdf", "page": 2, "text": "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension"}]},
+    {"id": "u1", "question": "Who won the Olympics in 2024?", "answerable": False, "gold": []},
+]
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("never-seen-set")
+    (root / "docs").mkdir()
+    pdfs.sample_policy(root / "docs" / "acme-home.pdf")
+    with open(root / "questions.jsonl", "w") as f:
+        for q in QUESTIONS:
+            f.write(json.dumps({**q, "answer": None, "category": None, "label_source": "test"}) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def grid(dataset_dir, tmp_path_factory):
+    work = tmp_path_factory.mktemp("eval")
+    base = make_settings(work / "home", ollama_host=NO_OLLAMA)
+    configs = ["dense", "bm25", "hybrid", "fast", "chunk-structure", "baseline-recursive-bm25", "expansion", "rerank"]
+    results, report = run_grid(dataset_dir, configs, work / "results", work / "cache", base=base)
+    return {r["config"]: r for r in results}, report, work
+
+
+def test_results_keep_every_question_and_its_ranked_chunks(grid, dataset_dir):
+    results, _, work = grid
+    saved = json.loads((work / "results" / dataset_dir.name / "hybrid" / "results.json").read_text())
+    assert saved["format"] == "policybot eval results v1" and len(saved["questions"]) == 4
+    first = saved["questions"][0]
+    assert set(first) >= {"id", "refusal_score", "ranked", "relevant", "seconds"}
+    top = first["ranked"][0]
+    assert set(top) >= {"doc", "page_start", "page_end", "section", "text", "relevant"}
+    assert top["relevant"] and top["doc"] == "acme-home.pdf" and top["page_start"] == 1
+
+
+def test_metrics_are_computed_per_configuration(grid):
+    results, _, _ = grid
+    hybrid = results["hybrid"]["metrics"]
+    assert hybrid["retrieval"]["questions"] == 3
+    assert hybrid["retrieval"]["R@5"] == 1.0 and 0 < hybrid["retrieval"]["ndcg@10"] <= 1
+    assert hybrid["refusal"]["auroc"] == 1.0  # the Olympics scores below every policy question
+    fast = results["fast"]["metrics"]
+    assert fast["refusal"]["refusal_rate"] == 1.0 and fast["refusal"]["false_refusal_rate"] == 0.0
+    assert fast["citations"]["page_accuracy"] == 1.0 and fast["citations"]["verification_rate"] == 1.0
+    assert "first_pass" in fast["cost"]["latency"]
+    # The page baseline chunks page by page: no chunk runs across a page break.
+    baseline = results["baseline-recursive-bm25"]
+    assert all(c["page_start"] == c["page_end"] for q in baseline["questions"] for c in q["ranked"])
+    assert results["chunk-structure"]["ingestion"]["chunks"] != results["hybrid"]["ingestion"]["chunks"]
+
+
+def test_unavailable_configurations_are_reported_not_faked(grid):
+    results, report, _ = grid
+    assert "no LLM is running" in results["expansion"]["skipped"]
+    assert "no reranker" in results["rerank"]["skipped"]
+    text = report.read_text()
+    assert "| hybrid |" in text and "Not run here" in text and "recall_at_k.png" in text
+    assert (report.parent / "recall_at_k.png").stat().st_size > 1000
+    assert (report.parent / "latency.png").stat().st_size > 1000
+
+
+def test_relevance_needs_half_the_gold_passage_contiguous():
+    q = Question("x", "?", True, [Gold("a.pdf", 1, "the waiting period is fourteen days for accidental damage")])
+    chunks = [
+        ("c1", "a.pdf", "Note: the waiting period is fourteen days for accidental damage claims."),
+        ("c2", "a.pdf", "waiting days accidental period damage fourteen the is"),  # same words, scrambled
+        ("c3", "b.pdf", "the waiting period is fourteen days for accidental damage"),  # wrong document
+        ("c4", "a.pdf", "The waiting period is fourteen days, nothing more."),  # a contiguous half
+    ]
+    assert relevant_chunks(q, chunks) == {"c1", "c4"}
+
+
+def test_ranking_metrics_and_auroc():
+    m = ranking_metrics({"q1": {"a"}, "q2": {"z"}, "q3": set()}, {"q1": ["b", "a"], "q2": ["x", "y"]})
+    assert m["questions"] == 2 and m["R@1"] == 0.0 and m["R@3"] == 0.5 and m["mrr@10"] == 0.25
+    assert auroc([0.9, 0.8], [0.1, 0.85]) == 0.75 and auroc([], [1.0]) is None
+
+
+def test_every_named_configuration_is_documented():
+    assert all(c.description for c in CONFIGS.values())
+    assert {"dense", "bm25", "hybrid", "hyde", "multiquery", "rerank", "fast"} <= set(CONFIGS)
+
+
+def test_cli_eval(dataset_dir, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from policybot.cli import app
+
+    monkeypatch.setenv("OLLAMA_HOST", NO_OLLAMA)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["--home", str(tmp_path / "home"), "--profile", "lite", "eval", str(dataset_dir), "--config", "bm25", "--out", str(out), "--cache", str(tmp_path / "cache")],
+    )
+    assert result.exit_code == 0, result.output
+    assert "bm25: R@1" in result.output and (out / dataset_dir.name / "report.md").exists()
+    bad = CliRunner().invoke(app, ["eval", str(dataset_dir), "--config", "nope"])
+    assert bad.exit_code == 2 and "unknown configuration" in bad.output
+    assert load_dataset(dataset_dir).questions[0].id == "a1"
