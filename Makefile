@@ -33,7 +33,7 @@ ingest: install
 run: ingest
 	@if [ -f app.py ]; then \
 		$(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
-			--server.headless true --browser.gatherUsageStats false; \
+			--server.headless true --browser.gatherUsageStats false --server.fileWatcherType none; \
 	else \
 		$(BIN)/policybot docs; \
 		echo 'Try: $(BIN)/policybot search "What is the definition of an Insured Person?"'; \

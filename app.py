@@ -87,7 +87,7 @@ def sidebar_status(bot: PolicyBot) -> str | None:
         st.markdown(f"**Embeddings:** {profile.profile.embedding.name}")
         st.markdown(f"**Reranker:** {profile.profile.reranker.name if profile.profile.reranker else 'none'}")
         if llm is not None:
-            st.markdown(f"**LLM:** {llm.name} ✅")
+            st.markdown(f"**LLM:** {llm.name} (running)")
         else:
             st.markdown(f"**LLM:** not available — {notice}")
         st.markdown(f"**Index:** {len(docs.documents)} documents, {chunks} passages")
@@ -189,8 +189,9 @@ def sidebar_kiosk(bot: PolicyBot) -> bool:
 
 
 def citation_title(c: Citation, refused: bool) -> str:
-    mark = "" if refused or not c.cited else (" ✅ verified" if c.verified else " ⚠️ unverified")
-    return f"[{c.n}] {c.label}{mark} · relevance {c.score:.2f}"
+    # Plain symbols (DejaVu has them): kiosk browsers often have no emoji font.
+    mark = "" if refused or not c.cited else (" ✓ verified" if c.verified else " ⚠ unverified")
+    return f"[{c.n}] {c.label}{mark} · score {c.score:.2f}"
 
 
 def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str) -> None:
@@ -214,11 +215,11 @@ def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str
         )
 
 
-def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: FeedbackStore) -> None:
+def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: FeedbackStore, banner: str | None) -> None:
     if answer.standalone_question != answer.question:
         st.caption(f"Searched as: {answer.standalone_question}")
     st.markdown(answer.answer)
-    if answer.notice:
+    if answer.notice and answer.notice != banner:  # the banner already says it
         st.caption(f"ℹ️ {answer.notice}")
     if answer.refused:
         st.caption("Closest passages, for reading:")
@@ -330,7 +331,7 @@ def main() -> None:
         with st.chat_message("user"):
             st.markdown(question)
         with st.chat_message("assistant"):
-            render_answer(answer, stored, i, feedback)
+            render_answer(answer, stored, i, feedback, extractive_notice)
 
     question = st.chat_input("Ask a question about your policy documents")
     if question:

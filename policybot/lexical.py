@@ -18,8 +18,6 @@ from typing import Sequence
 
 import numpy as np
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Short, common function words only: "not", "no" and numbers stay (they carry meaning here).
 STOPWORDS = frozenset(
@@ -91,6 +89,8 @@ class LexicalIndex:
     def _build(self, generation: int, chunks: Sequence[tuple[str, str]]) -> None:
         import bm25s
 
+        # bm25s sets its own logger to DEBUG on import and logs every build.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         ids = [cid for cid, _ in chunks]
         bm25 = None
         tmp = self.folder.with_name(self.folder.name + ".tmp")

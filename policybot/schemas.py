@@ -145,7 +145,7 @@ class Citation(BaseModel):
     page_start: int
     page_end: int
     text: str = Field(description="The exact chunk text shown to the model")
-    score: float = Field(description="Relevance score of the chunk (reranker, else fused retrieval)")
+    score: float = Field(description="Relevance of the chunk: reranker probability, else cosine similarity to the question")
     cited: bool = Field(False, description="The answer cites this source with [n]")
     quote: str | None = Field(None, description="The span of the chunk that supports the answer")
     quote_start: int | None = Field(None, description="Character offset of the quote in text")

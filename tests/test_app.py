@@ -121,7 +121,7 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     first = panels[0]
     assert first.label.startswith(f"[1] {SAMPLE} (Section 5 Deductibles > 5.2 Escape of water deductible), p.11")
     for panel in panels:
-        assert "✅ verified" in panel.label and "unverified" not in panel.label, panel.label
+        assert "✓ verified" in panel.label and "unverified" not in panel.label, panel.label
     # The chunk with the quote highlighted, the page image, and the PDF download.
     marked = [m.value for m in first.markdown if "<mark>" in m.value]
     assert marked and "$750" in marked[0].split("<mark>", 1)[1].split("</mark>", 1)[0]

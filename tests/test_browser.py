@@ -1,0 +1,184 @@
+"""End to end in a real browser: the Streamlit app answers a question, and the first citation
+opens on its highlighted quote and the rendered PDF page.
+
+Drives Debian's `chromium` (never a browser downloaded by `playwright install`) through the
+Playwright Python package. Skipped, with the reason, when either is missing; `make test`
+installs chromium with apt-get when it can (`make browser`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from policybot.service import PolicyBot
+from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = SAMPLE_POLICY.name  # homeshield-household-policy.pdf
+QUESTION = "How does the deductible apply to water damage?"
+# Read at import: the autouse _isolated_env fixture removes every POLICYBOT_* variable.
+SCREENSHOT_DIR = os.environ.get("POLICYBOT_SCREENSHOT_DIR")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_S = 90
+# The first question loads the embedding model and the index (~20 s on 2 CPU cores).
+ANSWER_TIMEOUT_MS = 180_000
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
+    if not path:
+        pytest.skip("Debian's chromium is not installed (run `make browser` as root, or `apt-get install chromium`)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log_tail(log: Path, lines: int = 40) -> str:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def wait_for_http(url: str, server: subprocess.Popen, log: Path, timeout: float = SERVER_START_S) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"streamlit exited with code {server.returncode} before answering:\n{log_tail(log)}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"streamlit did not answer on {url} within {timeout:.0f} s:\n{log_tail(log)}")
+
+
+def stop(server: subprocess.Popen) -> None:
+    if server.poll() is not None:
+        return
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=15)
+
+
+def fit_viewport_to_content(page) -> None:
+    """Streamlit scrolls an inner container, so a full-page screenshot only shows the window:
+    grow the window to the content's height first."""
+    measure = """() => Math.max(document.documentElement.scrollHeight,
+        ...Array.from(document.querySelectorAll('*')).map(e => {
+            const s = getComputedStyle(e).overflowY;
+            return (s === 'auto' || s === 'scroll') ? e.scrollHeight : 0;
+        }))"""
+    for _ in range(4):  # resizing re-lays out the page: repeat until the height settles
+        size = page.viewport_size
+        height = min(max(size["height"], int(page.evaluate(measure)) + 160), 8000)
+        if height == size["height"]:
+            break
+        page.set_viewport_size({"width": size["width"], "height": height})
+        page.wait_for_timeout(1000)
+
+
+def test_question_answer_and_citation_in_browser(tmp_path):
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+
+    home = tmp_path / "home"
+    report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
+    assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
+
+    port = free_port()
+    env = dict(
+        os.environ,
+        POLICYBOT_HOME=str(home),
+        POLICYBOT_MODELS_DIR=str(home / "models"),
+        POLICYBOT_PROFILE="lite",
+        OLLAMA_HOST=NO_OLLAMA,
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    log = tmp_path / "streamlit.log"
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+        # No file watcher: nothing is edited during the test, and watching the repo floods the log.
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_for_http(url, server, log)
+        shot = tmp_path / "answer.png"
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(60_000)
+                page.goto(url)
+
+                chat = page.get_by_test_id("stChatInputTextArea")
+                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                chat.fill(QUESTION)
+                chat.press("Enter")
+
+                expanders = page.locator("details").filter(has=page.locator("summary", has_text=DOC))
+                first = expanders.first
+                first.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                title = first.locator("summary").inner_text()
+                assert DOC in title and "p.11" in title, f"first citation: {title!r}\n{log_tail(log)}"
+
+                first.locator("summary").click()
+                quote = first.locator("mark")
+                quote.wait_for(state="visible")
+                image = first.locator('[data-testid="stImage"] img')
+                image.wait_for(state="visible")
+                page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+
+                assert first.get_attribute("open") is not None
+                body = page.locator("body").inner_text()
+                assert QUESTION in body
+                assert DOC in body and "p.11" in body
+                assert "$750" in quote.inner_text()
+                assert image.evaluate("img => img.naturalWidth") > 200
+                assert DOC in first.inner_text()  # the page image's caption
+
+                fit_viewport_to_content(page)
+                page.screenshot(path=str(shot), full_page=True)
+            finally:
+                browser.close()
+        assert shot.is_file() and shot.stat().st_size > 20_000, f"screenshot too small: {shot.stat().st_size if shot.exists() else 'missing'}"
+        if SCREENSHOT_DIR:
+            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(shot, Path(SCREENSHOT_DIR) / shot.name)
+    finally:
+        stop(server)
