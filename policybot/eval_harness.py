@@ -22,7 +22,7 @@ from policybot.evaluation import Dataset, Question, alnum, contains_half, load_d
 from policybot.service import PolicyBot
 from policybot.settings import Settings
 
-Retrieval = Literal["dense", "bm25", "hybrid", "pipeline"]
+Retrieval = Literal["dense", "bm25", "hybrid", "pipeline", "none"]
 KS = (1, 3, 5, 10)
 
 
@@ -52,6 +52,7 @@ CONFIGS: dict[str, EvalConfig] = {
         _cfg("expansion", "pipeline + HyDE + rewrites (no adaptive skip)", "pipeline", needs_llm=True, adaptive_expansion=False),
         _cfg("rerank", "pipeline + cross-encoder reranker, fast mode", "pipeline", needs_reranker=True, fast_mode=True, rerank=True),
         _cfg("default", "the pipeline as configured (LLM answer when one is running)", "pipeline", needs_llm=True),
+        _cfg("no-context", "the LLM answers without any sources (baseline for answer quality)", "none", needs_llm=True),
         _cfg("chunk-semantic", "hybrid over SemanticChunker chunks (the default chunking)", "hybrid", chunker="semantic"),
         _cfg("chunk-structure", "hybrid over structure-aware recursive chunks", "hybrid", chunker="structure"),
         _cfg("chunk-recursive", "hybrid over recursive 1000/150 chunks per section", "hybrid", chunker="recursive"),
@@ -167,14 +168,18 @@ def run_config(
     limit: int | None = None,
     base: Settings | None = None,
     say: ProgressFn = lambda message: None,
+    llm: Any = None,
 ) -> dict[str, Any]:
-    """Evaluate one configuration; writes ``out_root/<dataset>/<config>/results.json`` and ``report.md``."""
+    """Evaluate one configuration; writes ``out_root/<dataset>/<config>/results.json`` and ``report.md``.
+    ``llm`` replaces the configured LLM (tests, other providers)."""
     config = CONFIGS[config_name]
     dataset = load_dataset(dataset_dir)
     base = base or Settings()
     settings = base.model_copy(update=config.overrides)
     settings = settings.model_copy(update={"home": index_home(cache, dataset, settings)})
     bot = PolicyBot(settings)
+    if llm is not None:
+        bot.set_llm(llm)
     out_dir = out_root / dataset.root.name / config.name
     reason = unavailable(config, bot)
     if reason:
@@ -221,6 +226,8 @@ def _chunk_texts(bot: PolicyBot) -> list[tuple[str, str]]:
 
 
 def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list[str], names: dict[str, str], all_chunks) -> dict[str, Any]:
+    if config.retrieval == "none":
+        return _no_context(bot, q)
     row: dict[str, Any] = {
         "id": q.id,
         "question": q.question,
@@ -245,7 +252,10 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
                 {"n": c.n, "doc": c.doc, "section": c.section, "page_start": c.page_start, "page_end": c.page_end, "cited": c.cited, "verified": c.verified}
                 for c in answer.citations
             ],
+            reference=q.answer,
         )
+        if q.answer and answer.mode == "generated":
+            row.update(answer_scores(bot, q.answer, answer.answer))
     else:
         if config.retrieval == "dense":
             hits = retriever.dense.run(q.question, k, doc_ids)
@@ -276,6 +286,47 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
     return row
 
 
+def answer_scores(bot: PolicyBot, reference: str, answer: str) -> dict[str, float]:
+    """ROUGE-L F1 and embedding cosine between an answer and the reference answer."""
+    import re
+
+    from rouge_score import rouge_scorer
+
+    plain = re.sub(r"\[\d+\]", "", answer)  # citation markers are not words of the answer
+    rouge = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True).score(reference, plain)["rougeL"].fmeasure
+    vectors = bot.embedder.embed([reference, plain])
+    return {"rouge_l": round(float(rouge), 4), "similarity": round(float(vectors[0] @ vectors[1]), 4)}
+
+
+def _no_context(bot: PolicyBot, q: Question) -> dict[str, Any]:
+    """The same LLM asked with no sources: what retrieval adds to answer quality."""
+    from policybot.generation import LLMUsage
+
+    llm, _ = bot.llm()
+    assert llm is not None
+    usage = LLMUsage()
+    started = time.perf_counter()
+    text = llm.complete(usage, "no-context", q.question, max_tokens=bot.settings.answer_max_tokens)
+    row: dict[str, Any] = {
+        "id": q.id,
+        "question": q.question,
+        "answerable": q.answerable,
+        "category": q.category,
+        "answer": text,
+        "reference": q.answer,
+        "refused": None,
+        "refusal_score": None,
+        "ranked": [],
+        "relevant": [],
+        "seconds": round(time.perf_counter() - started, 4),
+        "timings": {"generation": round(usage.seconds, 4)},
+        "llm": {"calls": usage.calls, "prompt_tokens": usage.prompt_tokens, "output_tokens": usage.output_tokens},
+    }
+    if q.answer:
+        row.update(answer_scores(bot, q.answer, text))
+    return row
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Retrieval, citation, refusal, answer and cost metrics over per-question rows."""
     answerable = [r for r in rows if r["answerable"]]
@@ -291,6 +342,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         refusal["false_refusal_rate"] = round(sum(bool(r["refused"]) for r in answerable) / len(answerable), 4) if answerable else None
         out["citations"] = _citation_metrics(answerable)
     out["refusal"] = refusal
+    scored = [r for r in rows if "rouge_l" in r]
+    if scored:
+        out["answers"] = {
+            "scored": len(scored),
+            "rouge_l": round(statistics.mean(r["rouge_l"] for r in scored), 4),
+            "similarity": round(statistics.mean(r["similarity"] for r in scored), 4),
+        }
     out["cost"] = _cost(rows)
     return out
 
@@ -353,6 +411,12 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
         for r in ran:
             f = r["metrics"]["refusal"]
             lines.append(f"| {r['config']} | {_fmt(f.get('auroc'))} | {_fmt(f.get('refusal_rate'))} | {_fmt(f.get('false_refusal_rate'))} |")
+        answered = [r for r in ran if "answers" in r["metrics"]]
+        if answered:
+            lines += ["", "## Answers (vs reference answers)", "", "| config | scored | ROUGE-L | similarity |", "|---|---|---|---|"]
+            for r in answered:
+                a = r["metrics"]["answers"]
+                lines.append(f"| {r['config']} | {a['scored']} | {a['rouge_l']:.3f} | {a['similarity']:.3f} |")
         cited = [r for r in ran if "citations" in r["metrics"]]
         if cited:
             lines += ["", "## Citations", "", "| config | page accuracy | section present | verified |", "|---|---|---|---|"]

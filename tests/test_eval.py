@@ -115,3 +115,38 @@ def test_cli_eval(dataset_dir, tmp_path, monkeypatch):
     bad = CliRunner().invoke(app, ["eval", str(dataset_dir), "--config", "nope"])
     assert bad.exit_code == 2 and "unknown configuration" in bad.output
     assert load_dataset(dataset_dir).questions[0].id == "a1"
+
+
+def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from policybot.eval_harness import run_config
+    from policybot.generation import fixed_llm
+
+    questions = load_dataset(dataset_dir).questions
+    reference = "An Insured Person is you, your spouse or partner, and family members living in your home."
+    # Give the first question a reference answer in a copy of the set.
+    copy = tmp_path / "with-answers"
+    (copy / "docs").mkdir(parents=True)
+    (copy / "docs" / "acme-home.pdf").write_bytes((dataset_dir / "docs" / "acme-home.pdf").read_bytes())
+    lines = []
+    for q in questions[:1]:
+        lines.append(json.dumps({"id": q.id, "question": q.question, "answerable": True, "gold": [g.__dict__ for g in q.gold], "answer": reference, "category": None, "label_source": "test"}))
+    (copy / "questions.jsonl").write_text("\n".join(lines) + "\n")
+    base = make_settings(tmp_path / "home", ollama_host=NO_OLLAMA, adaptive_expansion=False)
+    grounded = 'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in your home" [1].'
+    with_sources = run_config(copy, "expansion", tmp_path / "out", tmp_path / "cache", base=base,
+                              llm=fixed_llm(FakeListChatModel(responses=["A home insurance policy.", '{"hyde": "", "rewrites": ["insured person"]}', grounded])))
+    without = run_config(copy, "no-context", tmp_path / "out", tmp_path / "cache", base=base,
+                         llm=fixed_llm(FakeListChatModel(responses=["It usually means whoever pays the premium."])))
+    a, b = with_sources["metrics"]["answers"], without["metrics"]["answers"]
+    assert a["scored"] == b["scored"] == 1
+    assert a["rouge_l"] > b["rouge_l"] and a["similarity"] > b["similarity"]
+    assert with_sources["metrics"]["citations"]["verification_rate"] == 1.0
+    assert with_sources["metrics"]["cost"]["llm_calls_per_question"] == 2.0
+    # Ingestion asked the LLM for the document summary that the expansion prompt uses.
+    from policybot.service import PolicyBot
+
+    home = tmp_path / "cache" / "with-answers"
+    [doc] = PolicyBot(base.model_copy(update={"home": next(home.iterdir())})).registry.documents()
+    assert doc.summary == "A home insurance policy."
