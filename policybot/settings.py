@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(32, ge=1)
 
     # --- ingestion ----------------------------------------------------------------
-    chunker: ChunkerName = "semantic"
+    chunker: ChunkerName = "structure"
     chunk_scope: Literal["section", "page"] = Field(
         "section", description="Chunk within each section (default) or each page (the reference's way, for comparison)."
     )
@@ -112,7 +112,7 @@ class Settings(BaseSettings):
     context_max_tokens: int = Field(3000, ge=256, description="Budget for the sources in the answer prompt.")
     # Keyed by the model whose score is compared (decision records in eval/decisions/).
     refusal_thresholds: dict[str, float] = Field(
-        default_factory=lambda: {"all-MiniLM-L6-v2": 0.46, "gte-multilingual-base": 0.46, "bge-reranker-base": 0.10},
+        default_factory=lambda: {"all-MiniLM-L6-v2": 0.44, "gte-multilingual-base": 0.44, "bge-reranker-base": 0.10},
         description="Refuse when the best relevance score is below this (cosine, or reranker probability).",
     )
     confident_thresholds: dict[str, float] = Field(

@@ -35,7 +35,7 @@ def dataset_dir(tmp_path_factory):
 def grid(dataset_dir, tmp_path_factory):
     work = tmp_path_factory.mktemp("eval")
     base = make_settings(work / "home", ollama_host=NO_OLLAMA)
-    configs = ["dense", "bm25", "hybrid", "fast", "chunk-structure", "baseline-recursive-bm25", "expansion", "rerank"]
+    configs = ["dense", "bm25", "hybrid", "fast", "chunk-semantic", "baseline-recursive-bm25", "expansion", "rerank"]
     results, report = run_grid(dataset_dir, configs, work / "results", work / "cache", base=base)
     return {r["config"]: r for r in results}, report, work
 
@@ -64,7 +64,7 @@ def test_metrics_are_computed_per_configuration(grid):
     # The page baseline chunks page by page: no chunk runs across a page break.
     baseline = results["baseline-recursive-bm25"]
     assert all(c["page_start"] == c["page_end"] for q in baseline["questions"] for c in q["ranked"])
-    assert results["chunk-structure"]["ingestion"]["chunks"] != results["hybrid"]["ingestion"]["chunks"]
+    assert results["chunk-semantic"]["ingestion"]["chunks"] != results["hybrid"]["ingestion"]["chunks"]
 
 
 def test_unavailable_configurations_are_reported_not_faked(grid):
