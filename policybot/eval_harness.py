@@ -407,34 +407,53 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
             m = r["metrics"]["retrieval"]
             vals = " | ".join(f"{m.get(c, float('nan')):.3f}" for c in cols)
             lines.append(f"| {r['config']} | {vals} | {r['ingestion']['chunks']} | {r['ingestion']['seconds']:.1f} |")
-        lines += ["", "## Refusals", "", "| config | AUROC of the score | refusal rate (unanswerable) | false refusals (answerable) |", "|---|---|---|---|"]
-        for r in ran:
-            f = r["metrics"]["refusal"]
-            lines.append(f"| {r['config']} | {_fmt(f.get('auroc'))} | {_fmt(f.get('refusal_rate'))} | {_fmt(f.get('false_refusal_rate'))} |")
+        lines += _table(
+            "Refusals",
+            ["AUROC of the score", "refusal rate (unanswerable)", "false refusals (answerable)"],
+            [(r["config"], [_fmt(r["metrics"]["refusal"].get(k)) for k in ("auroc", "refusal_rate", "false_refusal_rate")]) for r in ran],
+        )
         answered = [r for r in ran if "answers" in r["metrics"]]
-        if answered:
-            lines += ["", "## Answers (vs reference answers)", "", "| config | scored | ROUGE-L | similarity |", "|---|---|---|---|"]
-            for r in answered:
-                a = r["metrics"]["answers"]
-                lines.append(f"| {r['config']} | {a['scored']} | {a['rouge_l']:.3f} | {a['similarity']:.3f} |")
+        lines += _table(
+            "Answers (vs reference answers)",
+            ["scored", "ROUGE-L", "similarity"],
+            [(r["config"], [str(r["metrics"]["answers"]["scored"])] + [_fmt(r["metrics"]["answers"][k]) for k in ("rouge_l", "similarity")]) for r in answered],
+        )
         cited = [r for r in ran if "citations" in r["metrics"]]
-        if cited:
-            lines += ["", "## Citations", "", "| config | page accuracy | section present | verified |", "|---|---|---|---|"]
-            for r in cited:
-                c = r["metrics"]["citations"]
-                lines.append(f"| {r['config']} | {_fmt(c['page_accuracy'])} | {_fmt(c['section_presence'])} | {_fmt(c['verification_rate'])} |")
-        lines += ["", "## Cost", "", "| config | question p50 s | p95 s | LLM calls / q | prompt tokens / q |", "|---|---|---|---|---|"]
-        for r in ran:
-            c = r["metrics"]["cost"]
-            lines.append(
-                f"| {r['config']} | {c['question_seconds']['p50']:.3f} | {c['question_seconds']['p95']:.3f} | {c['llm_calls_per_question']:.2f} | {c['prompt_tokens_per_question']:.0f} |"
-            )
+        lines += _table(
+            "Citations",
+            ["page accuracy", "section present", "verified"],
+            [(r["config"], [_fmt(r["metrics"]["citations"][k]) for k in ("page_accuracy", "section_presence", "verification_rate")]) for r in cited],
+        )
+        lines += _table(
+            "Cost",
+            ["question p50 s", "p95 s", "LLM calls / q", "prompt tokens / q"],
+            [
+                (
+                    r["config"],
+                    [
+                        f"{r['metrics']['cost']['question_seconds']['p50']:.3f}",
+                        f"{r['metrics']['cost']['question_seconds']['p95']:.3f}",
+                        f"{r['metrics']['cost']['llm_calls_per_question']:.2f}",
+                        f"{r['metrics']['cost']['prompt_tokens_per_question']:.0f}",
+                    ],
+                )
+                for r in ran
+            ],
+        )
         lines += ["", "Configurations:", ""] + [f"- `{r['config']}`: {r['description']}" for r in ran]
     if skipped:
         lines += ["", "Not run here:", ""] + [f"- `{r['config']}`: {r['skipped']}" for r in skipped]
     for title, path in (plots or {}).items():
         lines += ["", f"![{title}]({path})"]
     return "\n".join(lines) + "\n"
+
+
+def _table(title: str, headers: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
+    """A Markdown section with one row per configuration (nothing when there are no rows)."""
+    if not rows:
+        return []
+    lines = ["", f"## {title}", "", "| config | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
+    return lines + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
 
 
 def _fmt(value: Any) -> str:
