@@ -23,7 +23,7 @@ from policybot.chat import Conversation  # noqa: E402
 from policybot.export import conversation_json, conversation_markdown  # noqa: E402
 from policybot.feedback import FeedbackStore  # noqa: E402
 from policybot.pages import cached_render, highlight_html  # noqa: E402
-from policybot.schemas import Answer, Citation  # noqa: E402
+from policybot.schemas import Answer, Citation, DocumentList  # noqa: E402
 from policybot.service import PolicyBot, PolicyBotError  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
@@ -76,11 +76,10 @@ def conversation_of(history: list[tuple[str, Answer]], max_turns: int) -> Conver
 # --- sidebar ------------------------------------------------------------------------------
 
 
-def sidebar_status(bot: PolicyBot) -> str | None:
+def sidebar_status(bot: PolicyBot, docs: DocumentList) -> str | None:
     """Profile, models, LLM and index; returns the extractive-mode notice, if any."""
     llm, notice = bot.llm()
     profile = bot.profile
-    docs = bot.documents()
     chunks = sum(d.chunks for d in docs.documents)
     with st.sidebar.expander("Status", expanded=False):
         st.markdown(f"**Profile:** {profile.name}  \n{profile.reason}")
@@ -94,10 +93,10 @@ def sidebar_status(bot: PolicyBot) -> str | None:
     return notice if llm is None else None
 
 
-def sidebar_library(bot: PolicyBot, can_edit: bool) -> list[str]:
+def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> list[str]:
     """The document list, the search scope, and (when allowed) upload and delete."""
     st.sidebar.subheader("Documents")
-    docs = bot.documents().documents
+    docs = listing.documents
     names = [d.name for d in docs]
     if not docs:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
@@ -208,7 +207,7 @@ def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str
             st.caption(str(exc))
         st.download_button(
             f"Download {c.doc} (see page {c.page_start})",
-            data=Path(path).read_bytes(),
+            data=lambda: Path(path).read_bytes(),  # read only when clicked, not on every rerun
             file_name=c.doc,
             mime="application/pdf",
             key=f"dl-{key}",
@@ -309,10 +308,11 @@ def main() -> None:
     st.caption(DISCLAIMER)
 
     can_edit = sidebar_kiosk(bot)
-    extractive_notice = sidebar_status(bot)
-    scope = sidebar_library(bot, can_edit)
+    listing = bot.documents()
+    extractive_notice = sidebar_status(bot, listing)
+    scope = sidebar_library(bot, listing, can_edit)
     overrides = sidebar_settings(bot) if can_edit else {}
-    stored = {d.name: d.stored_path for d in bot.documents().documents}
+    stored = {d.name: d.stored_path for d in listing.documents}
 
     if extractive_notice:
         st.info(f"Extractive mode: answers quote the best passages. {extractive_notice}", icon="ℹ️")

@@ -300,7 +300,7 @@ class AnswerPipeline:
             return []
         got = self.bot.index.store.collection.get(ids=[c.chunk.chunk_id for c in candidates], include=["embeddings"])
         vectors = {cid: np.asarray(v, dtype=np.float32) for cid, v in zip(got["ids"], got["embeddings"])}
-        q = self.bot.embedder.embed([query])[0]
+        q = self.bot.embedder.embed_query(query)
         return [float(vectors[c.chunk.chunk_id] @ q) if c.chunk.chunk_id in vectors else 0.0 for c in candidates]
 
     def _fit_budget(self, candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -40,6 +40,7 @@ class Embedder:
         self.batch_size = settings.embed_batch_size
         self._st: Any = None
         self._lock = threading.Lock()
+        self._queries: dict[str, np.ndarray] = {}
 
     @property
     def name(self) -> str:
@@ -100,6 +101,18 @@ class Embedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector, remembered: the first pass, the relevance check and the
+        follow-up rounds of one question all embed the same text."""
+        cached = self._queries.get(text)
+        if cached is None:
+            cached = self.embed([text])[0]
+            with self._lock:
+                if len(self._queries) >= 256:
+                    self._queries.pop(next(iter(self._queries)), None)
+                self._queries[text] = cached
+        return cached
+
     @property
     def dimension(self) -> int:
         self.warm_up()
@@ -120,7 +133,7 @@ class LangChainEmbeddings(Embeddings):
         return self.embedder.embed(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embedder.embed([text])[0].tolist()
+        return self.embedder.embed_query(text).tolist()
 
 
 _EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}

@@ -23,7 +23,7 @@ class DenseRetriever:
         self.embedder = embedder
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
-        vector = self.embedder.embed([query])[0]
+        vector = self.embedder.embed_query(query)
         return self.index.store.query(vector, k, doc_ids)
 
 

@@ -76,6 +76,7 @@ class PolicyBot:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self._lock = threading.RLock()
+        self._ingest_lock = threading.Lock()
         self._profile: ResolvedProfile | None = None
         self._registry: Registry | None = None
         self._index: DocumentIndex | None = None
@@ -93,8 +94,12 @@ class PolicyBot:
     def embedder(self) -> Embedder:
         return get_embedder(self.profile.profile.embedding, self.settings)
 
+    # Components are created once, under the lock; afterwards they are read without it, so a
+    # long ingestion in one session never blocks questions in another.
     @property
     def registry(self) -> Registry:
+        if self._registry is not None:
+            return self._registry
         with self._lock:
             if self._registry is None:
                 self._registry = Registry(self.settings.home / "registry.sqlite")
@@ -102,6 +107,8 @@ class PolicyBot:
 
     @property
     def index(self) -> DocumentIndex:
+        if self._index is not None:
+            return self._index
         with self._lock:
             if self._index is None:
                 self._index = DocumentIndex(self.settings, self.profile.profile.embedding, self.embedder, self.registry)
@@ -121,6 +128,8 @@ class PolicyBot:
 
     @property
     def chunker(self) -> Chunker:
+        if self._chunker is not None:
+            return self._chunker
         with self._lock:
             if self._chunker is None:
                 self._chunker = make_chunker(self.settings, self.embedder, self.max_chunk_tokens)
@@ -128,6 +137,8 @@ class PolicyBot:
 
     @property
     def retriever(self) -> HybridRetriever:
+        if self._retriever is not None:
+            return self._retriever
         with self._lock:
             if self._retriever is None:
                 self._retriever = HybridRetriever(
@@ -164,7 +175,7 @@ class PolicyBot:
         started = time.perf_counter()
         name = name or path.name
         try:
-            with self._lock:
+            with self._ingest_lock:  # one ingestion at a time; questions go on meanwhile
                 outcome = self._ingest(path, name, progress)
         except IngestError as err:
             outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages)
@@ -323,7 +334,7 @@ class PolicyBot:
 
     def delete(self, name: str) -> DeleteReport:
         """Remove a document everywhere: vectors, BM25 entries, registry rows, stored file."""
-        with self._lock:
+        with self._ingest_lock:
             rows = [r for r in self.registry.documents() if r.name == name]
             if not rows:
                 known = ", ".join(sorted({r.name for r in self.registry.documents()})) or "none"
