@@ -177,8 +177,11 @@ class AnswerPipeline:
                 clause_list = ClauseRetriever(self.bot.index).run(refs, list(by_id))
                 if clause_list:
                     clause_ids = {cid for cid, _ in clause_list}
-            # The user named the clause: its list weighs as much as all the others together.
-            fused = self.fusion.run({**lists, "clause": clause_list} if clause_ids else lists, weights={"clause": float(len(lists))})
+            # The question's own lists (query 0) weigh more than each rewrite's, so weak rewrites
+            # cannot drown it; a named clause weighs as much as all the other lists together.
+            weights = {name: s.original_query_weight for name in lists if name.endswith(":0")}
+            weights["clause"] = float(len(lists))
+            fused = self.fusion.run({**lists, "clause": clause_list} if clause_ids else lists, weights=weights)
             keep = top_p(_normalised([f.score for f in fused]), s.fusion_top_p, s.fusion_temperature, s.fusion_min_chunks, s.fusion_max_chunks)
             candidates = self._candidates(fused[:keep], by_id)
 
