@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     expansion_rewrites: int = Field(4, ge=0, le=8)
     expansion_hyde: bool = Field(True, description="Search the HyDE passage too (ablation switch).")
     original_query_weight: float = Field(
-        1.0, ge=0, description="RRF weight of the question's own dense/BM25 lists relative to each rewrite's."
+        4.0, ge=0, description="RRF weight of the question's own dense/BM25 lists relative to each rewrite's."
     )
     expansion_max_tokens: int = Field(160, ge=32)
     fusion_top_p: float = Field(0.9, gt=0, le=1)

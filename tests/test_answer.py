@@ -288,14 +288,16 @@ def test_conversation_keeps_a_bounded_history(sample):
 def test_original_question_outweighs_each_rewrite(sample, with_llm):
     """Junk rewrites push the question's own best passage down; weighting the question's lists pulls it back."""
     junk = '{"hyde": "Bicycles and sports equipment are covered away from the home.", "rewrites": ["bicycle theft", "sports equipment", "garden furniture", "frozen food"]}'
-    with_llm(junk, "The waiting period is 14 days [1].")
-    drowned = sample.ask("What is the waiting period for accidental damage?")
-    sample.settings.original_query_weight = 10.0
+    default = sample.settings.original_query_weight
     try:
+        sample.settings.original_query_weight = 1.0
+        with_llm(junk, "The waiting period is 14 days [1].")
+        drowned = sample.ask("What is the waiting period for accidental damage?")
+        sample.settings.original_query_weight = 10.0
         with_llm(junk, "The waiting period is 14 days [1].")
         kept = sample.ask("What is the waiting period for accidental damage?")
     finally:
-        sample.settings.original_query_weight = 1.0
+        sample.settings.original_query_weight = default
     alone = sample.ask("What is the waiting period for accidental damage?", fast=True, use_llm=False)
     best = alone.retrieved[0]
     assert best in kept.retrieved
