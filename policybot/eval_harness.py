@@ -56,6 +56,7 @@ CONFIGS: dict[str, EvalConfig] = {
         _cfg("chunk-semantic", "hybrid over SemanticChunker chunks (the default chunking)", "hybrid", chunker="semantic"),
         _cfg("chunk-structure", "hybrid over structure-aware recursive chunks", "hybrid", chunker="structure"),
         _cfg("chunk-recursive", "hybrid over recursive 1000/150 chunks per section", "hybrid", chunker="recursive"),
+        _cfg("no-header", "hybrid, chunks indexed without their title/section header", "hybrid", contextual_header=False),
         _cfg(
             "baseline-recursive-dense",
             "plain baseline: per-page recursive 1000/150, no sections or header, dense only",
