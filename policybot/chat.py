@@ -207,7 +207,9 @@ class AnswerPipeline:
 
         # The final ranking (kept candidates, then the rest of the fused list), for evaluation.
         kept_ids = [c.chunk.chunk_id for c in candidates]
-        retrieved = kept_ids + [f.chunk_id for f in fused if f.chunk_id not in set(kept_ids)][: max(0, 20 - len(kept_ids))]
+        rest = [f for f in fused if f.chunk_id not in set(kept_ids)][: max(0, 20 - len(kept_ids))]
+        retrieved = kept_ids + [f.chunk_id for f in rest]
+        retrieved_scores = [round(c.score, 4) for c in candidates] + [round(f.score, 6) for f in rest]
         if clause_ids and candidates and candidates[0].chunk.chunk_id in clause_ids:
             # The named clause exists and leads the ranking: that is relevance enough.
             relevance = max(relevance, self.thresholds[_threshold_key(relevance_source)])
@@ -226,6 +228,7 @@ class AnswerPipeline:
             first_pass_score=round(confidence, 4),
             refusal_threshold=threshold,
             retrieved=retrieved,
+            retrieved_scores=retrieved_scores,
             profile=self.bot.profile.name,
             llm_model=llm.name if llm else None,
         )

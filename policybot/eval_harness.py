@@ -242,6 +242,7 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
     if config.retrieval == "pipeline":
         answer = bot.ask(q.question, use_llm=config.needs_llm)
         ranked = answer.retrieved
+        scores = dict(zip(answer.retrieved, answer.retrieved_scores))
         row.update(
             refused=answer.refused,
             refusal_score=answer.relevance,
@@ -265,6 +266,7 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
         else:
             hits = [(f.chunk_id, f.score) for f in retriever.run(q.question, k, doc_ids)]
         ranked = [cid for cid, _ in hits]
+        scores = {cid: round(score, 6) for cid, score in hits}
         dense = retriever.dense.run(q.question, 1, doc_ids)
         row.update(refused=None, refusal_score=round(dense[0][1], 4) if dense else 0.0, timings={"retrieval": round(time.perf_counter() - started, 4)})
     row["seconds"] = round(time.perf_counter() - started, 4)
@@ -279,6 +281,7 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
             "page_end": chunks[cid].page_end,
             "section": chunks[cid].section,
             "text": chunks[cid].text,
+            "score": scores.get(cid),
             "relevant": cid in relevant,
         }
         for cid in ranked[:10]

@@ -183,6 +183,10 @@ class Answer(BaseModel):
     relevance: float | None = Field(None, description="The best relevance score, compared with the refusal threshold")
     first_pass_score: float | None = Field(None, description="Top cosine of the first pass (decides adaptive expansion)")
     retrieved: list[str] = Field(default_factory=list, description="Chunk ids in final rank order (top 20), for evaluation")
+    retrieved_scores: list[float] = Field(
+        default_factory=list,
+        description="Their scores: reranker/cosine for the kept candidates, fused RRF score for the rest",
+    )
     refusal_threshold: float | None = None
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage")
     llm: LLMCost = Field(default_factory=LLMCost)

@@ -47,7 +47,8 @@ def test_results_keep_every_question_and_its_ranked_chunks(grid, dataset_dir):
     first = saved["questions"][0]
     assert set(first) >= {"id", "refusal_score", "ranked", "relevant", "seconds"}
     top = first["ranked"][0]
-    assert set(top) >= {"doc", "page_start", "page_end", "section", "text", "relevant"}
+    assert set(top) >= {"doc", "page_start", "page_end", "section", "text", "score", "relevant"}
+    assert top["score"] >= first["ranked"][-1]["score"]
     assert top["relevant"] and top["doc"] == "acme-home.pdf" and top["page_start"] == 1
 
 
