@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -11,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from policybot.profiles import EmbeddingModel, local_model_path
+from policybot.profiles import EmbeddingModel, load_source
 from policybot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -55,13 +54,8 @@ class Embedder:
                 return
             from sentence_transformers import SentenceTransformer
 
-            path = local_model_path(self.model.hf_id, self.settings)
-            if path is not None:
-                # Files are local: never ask the hub (a failed lookup costs ~70 s offline).
-                os.environ["HF_HUB_OFFLINE"] = "1"
-                source = str(path)
-            else:
-                source = self.model.hf_id
+            source = load_source(self.model.hf_id, self.settings)
+            if source == self.model.hf_id:
                 log.info("downloading %s (first use)", source)
             device = pick_device(self.settings.device)
             self._st = SentenceTransformer(

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from policybot.embeddings import pick_device
-from policybot.profiles import RerankerModel, local_model_path
+from policybot.profiles import RerankerModel, load_source
 from policybot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -125,18 +125,10 @@ class Reranker:
 
     def source(self) -> str:
         """What to load: an explicit path, the model's local files, else its hub id (downloads)."""
-        if self.path is not None:
-            local: Path | None = Path(self.path)
-        elif Path(self.model.hf_id).is_dir():
-            local = Path(self.model.hf_id)
-        else:
-            local = local_model_path(self.model.hf_id, self.settings)
-        if local is not None:
-            # Files are local: never ask the hub (a failed lookup costs ~70 s offline).
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            return str(local)
-        log.info("downloading %s (first use)", self.model.hf_id)
-        return self.model.hf_id
+        source = load_source(self.model.hf_id, self.settings, self.path)
+        if source == self.model.hf_id and not Path(source).is_dir():
+            log.info("downloading %s (first use)", source)
+        return source
 
     def warm_up(self) -> None:
         """Load the model once; later calls are free."""

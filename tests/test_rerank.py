@@ -191,7 +191,7 @@ def test_flag_reranker_without_flag_embedding_fails_at_warm_up(monkeypatch, ce_s
     def no_lookup(*args, **kwargs):
         raise AssertionError("no model lookup (or download) before the library check")
 
-    monkeypatch.setattr(rerank, "local_model_path", no_lookup)
+    monkeypatch.setattr(rerank, "load_source", no_lookup)
     reranker = FlagReranker(BGE_RERANKER, ce_settings)  # construction alone is fine
     with pytest.raises(RuntimeError, match=r"\.\[paper\]"):
         reranker.warm_up()
