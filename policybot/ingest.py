@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +25,19 @@ from policybot.sections import detect_sections  # noqa: E402
 
 ErrorKind = Literal["not_found", "not_pdf", "empty", "too_large", "corrupt", "encrypted", "scanned"]
 
-# Lines in the top/bottom band of a page that repeat on most pages are running headers
-# and footers ("PAGE 19 OF 30"): they are not content and break sentences across pages.
+# Running headers and footers ("PAGE 19 OF 30") are not content and break sentences across
+# pages. A line is taken for one only when it looks like one on every count: it sits in the
+# top or bottom band of the page, is short, is no bigger than body text, stands in a text
+# block of its own apart from the body, and the same text (numbers aside) is on most pages.
+# Content that merely repeats (a clause-numbered first line on every page) fails the block
+# and gap tests and is kept.
 RUNNING_BAND = 0.08
+RUNNING_MAX_WORDS = 12
+RUNNING_MAX_CHARS = 80
+# The gap to the nearest body line, in heights of the line itself.
+RUNNING_MIN_GAP = 0.5
+# MuPDF's messages that mean a page's content could not be read as written.
+_DAMAGE = re.compile(r"cannot load|format error|syntax error|not a stream|premature end|page may not be correct|non-page object", re.I)
 # Keep ligature expansion (no PRESERVE_LIGATURES) so "ﬁre" is indexed as "fire".
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 
@@ -53,6 +65,7 @@ class Line:
     section: str = ""
     y0: float = -1.0  # vertical extent on the page; -1 when unknown (tables)
     y1: float = -1.0
+    block: int = -1  # the PyMuPDF text block the line came from
 
 
 @dataclass
@@ -67,6 +80,9 @@ class ParsedDocument:
     section_source: str
     empty_pages: list[int] = field(default_factory=list)
     tables: int = 0
+    stripped_lines: int = 0  # running header/footer lines removed
+    stripped_example: str = ""
+    warnings: list[str] = field(default_factory=list)  # for the user: damage, repairs
 
 
 ProgressFn = Callable[[int, int], None]  # (pages done, pages total)
@@ -78,6 +94,24 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+# Characters that mean something to Markdown, HTML, shells or file systems: a library name
+# is shown in many places and must read as plain text everywhere.
+_NAME_META = re.compile(r"""[\[\]()<>!*_`#|{}~$\\"':;&%=?^+@,]""")
+MAX_NAME_CHARS = 120
+
+
+def safe_upload_name(name: str) -> str:
+    """A browser-supplied file name as a safe library name: base name only, no control or
+    markup characters, at most ``MAX_NAME_CHARS`` long, ending in ``.pdf``."""
+    base = re.split(r"[\\/]", unicodedata.normalize("NFC", name or ""))[-1]
+    base = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in base)
+    base = _NAME_META.sub(" ", base)
+    base = re.sub(r"\s+", " ", base).strip()
+    stem = (base[:-4] if base.lower().endswith(".pdf") else base).strip(" .-")
+    stem = stem[: MAX_NAME_CHARS - 4].rstrip(" .-") or "document"
+    return f"{stem}.pdf"
 
 
 def check_file(path: Path, max_mb: float) -> None:
@@ -114,7 +148,7 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
     emitted: set[int] = set()
     lines: list[Line] = []
     data = page.get_text("dict", flags=_TEXT_FLAGS)
-    for block in data.get("blocks", []):
+    for block_no, block in enumerate(data.get("blocks", [])):
         for raw in block.get("lines", []):
             spans = raw.get("spans", [])
             text = "".join(s.get("text", "") for s in spans).replace("\t", " ").rstrip("\n")
@@ -132,7 +166,7 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
             size = max((float(s.get("size", 0.0)) for s in visible), default=0.0)
             joins = text.rstrip().endswith("\xad")
             text = text.replace("\xad", "").strip() if joins else text.replace("\xad", "")
-            lines.append(Line(text, page_no, bold, size, joins_next=joins, y0=bbox.y0, y1=bbox.y1))
+            lines.append(Line(text, page_no, bold, size, joins_next=joins, y0=bbox.y0, y1=bbox.y1, block=block_no))
     for i, table in enumerate(tables):  # tables with no text line inside still count
         if i not in emitted:
             lines.append(Line(table.to_markdown().strip(), page_no, kind="table"))
@@ -143,20 +177,51 @@ def _running_key(text: str) -> str:
     return re.sub(r"\d+", "#", re.sub(r"\s+", " ", text.strip().lower()))
 
 
-def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> None:
-    """Remove header/footer lines that repeat (numbers aside) on at least half the pages."""
+def _running_candidate(line: Line, page: list[Line], height: float, body_size: float) -> bool:
+    """Whether a line looks like a running header or footer on its own page."""
+    text = line.text.strip()
+    if line.kind != "text" or not _in_band(line, height):
+        return False
+    if len(text) > RUNNING_MAX_CHARS or len(text.split()) > RUNNING_MAX_WORDS:
+        return False
+    if line.size > body_size + 0.9:  # bigger than body text: a heading, not a running line
+        return False
+    same_block = [ln for ln in page if ln.block == line.block and ln.kind == "text"]
+    if any(not _in_band(ln, height) for ln in same_block):  # part of a paragraph that runs on
+        return False
+    body = [ln for ln in page if ln.kind == "text" and ln.block != line.block and ln.y0 >= 0 and not _in_band(ln, height)]
+    if not body:
+        return True
+    top = line.y1 <= height * RUNNING_BAND
+    gap = min(ln.y0 for ln in body) - line.y1 if top else line.y0 - max(ln.y1 for ln in body)
+    return gap >= RUNNING_MIN_GAP * max(line.y1 - line.y0, 1.0)
+
+
+def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[int, str]:
+    """Remove running headers and footers; returns how many lines went and one example."""
     if len(pages) < 3:
-        return
+        return 0, ""
+    from policybot.sections import body_font_size
+
+    body_size = body_font_size([ln for lines in pages for ln in lines if ln.kind == "text"])
     seen: Counter[str] = Counter()
+    candidates: list[set[int]] = []
     for lines, height in zip(pages, heights):
-        keys = {_running_key(ln.text) for ln in lines if ln.kind == "text" and _in_band(ln, height)}
-        seen.update(keys)
-    threshold = max(3, len(pages) // 2)
+        found = {i for i, ln in enumerate(lines) if _running_candidate(ln, lines, height, body_size)}
+        candidates.append(found)
+        seen.update({_running_key(lines[i].text) for i in found})
+    threshold = max(3, (len(pages) + 1) // 2)
     running = {key for key, count in seen.items() if count >= threshold}
+    removed, example = 0, ""
     if not running:
-        return
-    for idx, (lines, height) in enumerate(zip(pages, heights)):
-        pages[idx] = [ln for ln in lines if not (ln.kind == "text" and _in_band(ln, height) and _running_key(ln.text) in running)]
+        return removed, example
+    for idx, (lines, found) in enumerate(zip(pages, candidates)):
+        drop = {i for i in found if _running_key(lines[i].text) in running}
+        if drop:
+            removed += len(drop)
+            example = example or lines[min(drop)].text.strip()
+            pages[idx] = [ln for i, ln in enumerate(lines) if i not in drop]
+    return removed, example
 
 
 def _in_band(line: Line, height: float) -> bool:
@@ -183,6 +248,23 @@ def _title(doc: pymupdf.Document, outline_title: str | None, first_page: list[Li
     return path.stem.replace("_", " ").replace("-", " ").strip() or path.name
 
 
+def quiet_mupdf() -> None:
+    """Keep MuPDF's own messages off stdout/stderr (``--json`` output must stay one JSON
+    document); they are collected per file instead and reported in words."""
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+quiet_mupdf()
+# MuPDF's message store is process-wide: one reader at a time owns it.
+_MESSAGES_LOCK = threading.Lock()
+
+
+def _mupdf_messages() -> list[str]:
+    text = pymupdf.TOOLS.mupdf_warnings(reset=True) or ""
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
 def read_pdf(
     path: str | Path,
     *,
@@ -194,6 +276,12 @@ def read_pdf(
     """Read every page of a PDF; raise ``IngestError`` if the file cannot be used."""
     path = Path(path)
     check_file(path, max_mb)
+    with _MESSAGES_LOCK:
+        _mupdf_messages()  # drop what earlier work left behind
+        return _read_pdf(path, detect_tables, strip_running_headers, progress)
+
+
+def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None) -> ParsedDocument:
     try:
         doc = pymupdf.open(path)
     except Exception as exc:
@@ -208,16 +296,20 @@ def read_pdf(
             )
         if not doc.is_pdf:
             raise IngestError("not_pdf", f"{path.name}: not a PDF file")
+        repaired = bool(doc.is_repaired) or any(_DAMAGE.search(m) for m in _mupdf_messages())
         total = doc.page_count
         if total == 0:
-            raise IngestError("corrupt", f"{path.name}: the PDF has no pages")
+            raise IngestError("corrupt", f"{path.name}: damaged PDF: no page could be read (get a fresh copy of the file)")
         pages: list[list[Line]] = []
         heights: list[float] = []
+        damaged: list[int] = []
         tables = 0
         try:
             for index in range(total):
                 page = doc[index]
                 lines, n_tables = _page_lines(page, index + 1, detect_tables)
+                if any(_DAMAGE.search(m) for m in _mupdf_messages()):
+                    damaged.append(index + 1)
                 pages.append(lines)
                 heights.append(page.rect.height)
                 tables += n_tables
@@ -228,16 +320,32 @@ def read_pdf(
             raise
         except Exception as exc:
             raise IngestError("corrupt", f"{path.name}: page {len(pages) + 1} cannot be read ({_short(exc, path)})", total) from exc
-        if strip_running_headers:
-            _drop_running_lines(pages, heights)
+        stripped, example = _drop_running_lines(pages, heights) if strip_running_headers else (0, "")
         # Judged after removing running headers: a scan with a printed footer is still a scan.
         empty_pages = [i + 1 for i, lines in enumerate(pages) if not lines]
+        broken = repaired or bool(damaged)
         if len(empty_pages) == total:
+            if broken:
+                # A truncated or garbled file is not a scan: OCR would not help.
+                raise IngestError(
+                    "corrupt",
+                    f"{path.name}: damaged PDF: none of its {total} pages could be read "
+                    "(the file is truncated or broken); get a fresh copy of it",
+                    total,
+                )
             raise IngestError(
                 "scanned",
                 f"{path.name}: no extractable text on any of its {total} pages (a scan?); "
                 "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result",
                 total,
+            )
+        warnings = []
+        if broken:
+            lost = set(damaged) & set(empty_pages)  # empty because of the damage, not by design
+            warnings.append(
+                f"damaged PDF: {total - len(lost)} of {total} pages recovered"
+                + (f", pages read with errors: {_page_list(damaged)}" if damaged else " (the file was repaired on opening)")
+                + "; compare answers with the original"
             )
         lines = [line for page_lines in pages for line in page_lines]
         result = detect_sections(lines, toc)
@@ -254,7 +362,15 @@ def read_pdf(
             section_source=result.source,
             empty_pages=empty_pages,
             tables=tables,
+            stripped_lines=stripped,
+            stripped_example=example,
+            warnings=warnings,
         )
+
+
+def _page_list(pages: list[int]) -> str:
+    shown = ", ".join(str(p) for p in pages[:10])
+    return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
 
 
 def _short(exc: Exception, path: Path | None = None) -> str:

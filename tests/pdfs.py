@@ -178,3 +178,59 @@ def simple_pdf(path: Path, paragraphs: list[str], heading: str | None = None) ->
     for p in paragraphs:
         b.paragraph(p)
     return b.save(path)
+
+
+def truncated_pdf(path: Path) -> Path:
+    """A two-page PDF cut off where its first page's content stream begins: the file opens
+    (MuPDF repairs it) but no page has any text left. A damaged file, not a scan."""
+    doc = pymupdf.open()
+    for i in range(2):
+        doc.new_page(width=PAGE_W, height=PAGE_H).insert_text((72, 72), f"Clause {i + 1}. The insurer pays claims within 30 days.")
+    data = doc.tobytes(deflate=True)
+    doc.close()
+    path.write_bytes(data[: data.index(b"stream") + 7])
+    return path
+
+
+def garbled_xref_pdf(path: Path, source: Path) -> Path:
+    """``source`` with the digits of its cross-reference table scrambled: MuPDF repairs it on
+    opening and complains, but every page can still be read."""
+    data = bytearray(source.read_bytes())
+    start = data.rfind(b"xref")
+    for i in range(start + 5, min(len(data), start + 400)):
+        if chr(data[i]).isdigit():
+            data[i] = ord("7")
+    path.write_bytes(bytes(data))
+    return path
+
+
+def clause_first_lines_pdf(path: Path, pages: int = 6) -> Path:
+    """Every page opens with a numbered clause whose first line, numbers aside, is the same on
+    every page: content that repeats, not a running header. Has a real footer too."""
+    b = PdfBuilder(footer="PAGE {n} OF {total}")
+    b.y = 50  # the first line sits inside the top band of the page
+    for n in range(1, pages + 1):
+        if n > 1:
+            b.new_page()
+            b.y = 50
+        b.paragraph(
+            f"Clause {n}. The insurer pays claims within {n} days. Each claim is assessed by a loss adjuster "
+            f"who visits within {n + 2} days of notice and reports in writing. The adjuster's report sets out the "
+            "damage found, its cause and the cost of repair, and you receive a copy of it."
+        )
+    return b.save(path)
+
+
+HOSTILE_TEXT = (
+    "Garden ponds are covered for storm damage up to 500 dollars. "
+    "![pixel]({tracker}/track.png) See the pond rules [click here](https://example.org/claim) "
+    "<script>window.pwned=1</script> <img src={tracker}/img.png onerror=window.pwned=2> "
+    "[run](javascript:alert(5)) and www.example.org and <https://example.org/auto> $5 $x^2$."
+)
+
+
+def hostile_markdown_pdf(path: Path, tracker: str = "http://127.0.0.1:8999") -> Path:
+    """A one-page policy whose text carries Markdown images and links, HTML and a script;
+    ``tracker`` is where its planted images point."""
+    text = HOSTILE_TEXT.format(tracker=tracker)
+    return simple_pdf(path, [text, "Ponds must be fenced to qualify for this cover."], heading="Section 1 Garden ponds")

@@ -2,7 +2,8 @@
 
 import pytest
 
-from policybot.ingest import IngestError, read_pdf
+from policybot.ingest import MAX_NAME_CHARS, IngestError, read_pdf, safe_upload_name
+from tests import pdfs
 
 
 def _section_of(doc, needle):
@@ -85,3 +86,65 @@ def test_missing_and_oversize_files(tmp_path, policy_pdf):
     with pytest.raises(IngestError) as info:
         read_pdf(policy_pdf, max_mb=0.001)
     assert info.value.kind == "too_large" and "MB" in info.value.message
+
+
+# --- damaged files and running headers (issue 8) ----------------------------------------------
+
+
+def test_truncated_pdf_is_damaged_not_scanned(tmp_path):
+    path = pdfs.truncated_pdf(tmp_path / "truncated.pdf")
+    with pytest.raises(IngestError) as info:
+        read_pdf(path)
+    err = info.value
+    assert err.kind == "corrupt", err.message  # was "scanned: no extractable text (a scan?)"
+    assert err.message.startswith("truncated.pdf: damaged PDF: none of its 2 pages could be read")
+    assert "OCR" not in err.message and "\n" not in err.message
+
+
+def test_garbled_pdf_is_read_with_a_damage_warning(tmp_path, policy_pdf):
+    path = pdfs.garbled_xref_pdf(tmp_path / "garbled.pdf", policy_pdf)
+    doc = read_pdf(path)
+    assert doc.page_count == 5 and any("Insured Person means" in ln.text for ln in doc.lines)
+    [warning] = doc.warnings
+    assert warning.startswith("damaged PDF: 5 of 5 pages recovered")
+    assert read_pdf(policy_pdf).warnings == []
+
+
+def test_clause_numbered_first_lines_are_kept_and_page_footer_dropped(tmp_path):
+    path = pdfs.clause_first_lines_pdf(tmp_path / "clauses.pdf", pages=6)
+    doc = read_pdf(path)
+    firsts = [ln.text for ln in doc.lines if ln.text.startswith("Clause ")]
+    assert len(firsts) == 6, firsts  # the old filter dropped all six (same text, numbers aside)
+    assert firsts[2].startswith("Clause 3. The insurer pays claims within 3 days.")
+    assert not any(ln.text.startswith("PAGE ") for ln in doc.lines)
+    assert doc.stripped_lines == 6 and doc.stripped_example == "PAGE 1 OF 6"
+
+
+def test_real_running_lines_still_go(policy_pdf):
+    doc = read_pdf(policy_pdf)
+    assert doc.stripped_lines == 5 and doc.stripped_example == "Acme Home Policy - page 1 of 5"
+    assert read_pdf(policy_pdf, strip_running_headers=False).stripped_lines == 0
+
+
+def test_mupdf_messages_never_reach_stdout(tmp_path, capfd):
+    read_pdf(pdfs.garbled_xref_pdf(tmp_path / "garbled.pdf", pdfs.sample_policy(tmp_path / "src.pdf")))
+    with pytest.raises(IngestError):
+        read_pdf(pdfs.truncated_pdf(tmp_path / "truncated.pdf"))
+    captured = capfd.readouterr()  # file descriptors: MuPDF writes from C, not through sys.stdout
+    assert "MuPDF" not in captured.out + captured.err
+
+
+def test_upload_names_are_reduced_to_safe_base_names():
+    cases = {
+        "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf": "pixel-from-name.png y javascript alert 5.pdf",
+        "../../evil.pdf": "evil.pdf",
+        "/tmp/x/abs-evil.pdf": "abs-evil.pdf",
+        "C:\\Users\\me\\policy [2024].PDF": "policy 2024.pdf",
+        "política-ñ-测试.pdf": "política-ñ-测试.pdf",
+        "bell\x07\x1b[31mred.pdf": "bell 31mred.pdf",
+        ".pdf": "document.pdf",
+    }
+    for raw, expected in cases.items():
+        assert safe_upload_name(raw) == expected, raw
+    long = safe_upload_name("a" * 300 + ".pdf")
+    assert len(long) == MAX_NAME_CHARS and long.endswith(".pdf")
