@@ -123,12 +123,18 @@ def _index_check(bot: Any, repair: bool) -> Check:
     settings: Settings = bot.settings
     where = settings.chroma_url or str(settings.home / "chroma")
     try:
-        count = bot.index.store.count()
-        orphans = bot.index.store.doc_ids() - {d.doc_id for d in bot.index.documents()}
-        repaired = 0
-        if orphans and repair:
-            repaired = bot.index.reconcile()
-            orphans = set()
+        index = bot.index  # opening it runs the start-up clean-up of interrupted ingestions
+        repaired = ""
+        if repair:
+            cleaned = index.recover(bot.library_lock)
+            removed = index.reconcile()
+            repaired = (
+                f"; repaired: vectors of {removed + cleaned.interrupted} unregistered document(s) and "
+                f"{cleaned.files} unused file(s) removed"
+            )
+        # Counted after any repair, so the report says what is there now.
+        count = index.store.count()
+        orphans = index.store.doc_ids() - {d.doc_id for d in index.documents()}
     except Exception as exc:
         fix = (
             f"start the Chroma server at {settings.chroma_url} (`chroma run --path DIR --port PORT`) or unset POLICYBOT_CHROMA_URL"
@@ -136,9 +142,7 @@ def _index_check(bot: Any, repair: bool) -> Check:
             else f"check that {where} is writable; if it is damaged, move it away and re-run `policybot ingest`"
         )
         return Check(name="index", ok=False, detail=f"{where}: {exc}", fix=fix)
-    detail = f"{where}: collection {bot.index.collection}, {count} vectors"
-    if repaired:
-        detail += f"; removed leftovers of {repaired} unregistered document(s)"
+    detail = f"{where}: collection {index.collection}, {count} vectors{repaired}"
     if orphans:
         return Check(
             name="index",

@@ -12,14 +12,18 @@ import os
 import re
 import shutil
 import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction
 
 from policybot.lexical import LexicalIndex
+from policybot.locks import LibraryLock
 from policybot.profiles import EmbeddingModel
 from policybot.registry import ChunkRow, DocumentRow, Registry
 from policybot.settings import Settings
@@ -51,6 +55,8 @@ def chroma_client(settings: Settings) -> Any:
     with _CLIENTS_LOCK:
         if key in _CLIENTS:
             return _CLIENTS[key]
+        if not settings.chroma_url:
+            quarantine_if_interrupted(settings.home)
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         if settings.chroma_url:
             url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
@@ -65,6 +71,35 @@ def chroma_client(settings: Settings) -> Any:
             client = chromadb.PersistentClient(path=key, settings=chroma_settings)
         _CLIENTS[key] = client
         return client
+
+
+def write_marker(home: Path) -> Path:
+    """Present while this library's embedded Chroma store is being written."""
+    return home / "chroma.writing"
+
+
+def quarantine_if_interrupted(home: Path) -> bool:
+    """Set aside an embedded Chroma store whose last write never finished.
+
+    Chroma persists its HNSW files in place; a process killed in the middle leaves them torn,
+    and the next process to open them crashes (SIGSEGV in Chroma's Rust loader, not an
+    exception). The store is derived data: it is moved aside (kept for inspection) and a
+    fresh one is refilled from the registry's vectors by ``DocumentIndex.recover``. Only when
+    no other process holds the library lock: a writer that is alive owns the marker.
+    """
+    marker = write_marker(home)
+    if not marker.exists():
+        return False
+    with LibraryLock(home / "library.lock").hold(wait=False) as held:
+        if not held or not marker.exists():
+            return False
+        store = home / "chroma"
+        if store.exists():
+            aside = home / f"chroma.interrupted-{int(time.time())}"
+            store.rename(aside)
+            log.warning("the vector store's last write was interrupted; moved it to %s and rebuilding from the registry", aside)
+        marker.unlink(missing_ok=True)
+        return True
 
 
 class ChromaEmbeddings(EmbeddingFunction[Documents]):
@@ -109,6 +144,21 @@ class VectorStore:
         self.name = collection_name(model)
         self._collection: Any = None
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Mark the embedded store as being written for the length of one write, so a kill in
+        the middle is noticed at the next start (``quarantine_if_interrupted``)."""
+        if self.settings.chroma_url:  # a server keeps its own files
+            yield
+            return
+        marker = write_marker(self.settings.home)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(os.getpid()))
+        yield
+        # Not in a `finally`: a write that raised may have left the files half-written too,
+        # so its marker stays and the next start rebuilds the store.
+        marker.unlink(missing_ok=True)
+
     @property
     def collection(self) -> Any:
         if self._collection is None:
@@ -128,21 +178,29 @@ class VectorStore:
     def add(self, ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], metadatas: Sequence[dict]) -> None:
         col = self.collection
         step = 1000
-        for start in range(0, len(ids), step):
-            end = start + step
-            col.add(
-                ids=list(ids[start:end]),
-                embeddings=vectors[start:end],
-                documents=list(texts[start:end]),
-                metadatas=list(metadatas[start:end]),
-            )
+        with self._writing():
+            for start in range(0, len(ids), step):
+                end = start + step
+                col.upsert(
+                    ids=list(ids[start:end]),
+                    embeddings=vectors[start:end],
+                    documents=list(texts[start:end]),
+                    metadatas=list(metadatas[start:end]),
+                )
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         if ids:
-            self.collection.delete(ids=list(ids))
+            col = self.collection
+            with self._writing():
+                col.delete(ids=list(ids))
 
     def delete_doc(self, doc_id: str) -> None:
-        self.collection.delete(where={"doc_id": doc_id})
+        col = self.collection
+        with self._writing():
+            col.delete(where={"doc_id": doc_id})
+
+    def ids(self) -> set[str]:
+        return set(self.collection.get(include=[])["ids"])
 
     def doc_ids(self) -> set[str]:
         got = self.collection.get(include=["metadatas"])
@@ -160,6 +218,20 @@ class VectorStore:
         return [(cid, 1.0 - float(dist)) for cid, dist in zip(res["ids"][0], res["distances"][0])]
 
 
+@dataclass
+class Cleanup:
+    """What a clean-up removed."""
+
+    interrupted: int = 0  # ingestions that never finished
+    vectors_of: int = 0  # unregistered documents whose vectors were removed
+    files: int = 0  # stored or staged files no document uses
+    restored: int = 0  # vectors put back from the registry (after a store was set aside)
+
+    @property
+    def total(self) -> int:
+        return self.interrupted + self.vectors_of + self.files + self.restored
+
+
 class DocumentIndex:
     """Everything indexed for one embedding model: vectors, BM25, registry rows, stored PDFs."""
 
@@ -171,6 +243,7 @@ class DocumentIndex:
         self.collection = self.store.name
         self.lexical = LexicalIndex(settings.home / "lexical" / self.collection)
         self.files_dir = settings.home / "files"
+        self.uploads_dir = settings.home / "uploads"
 
     # --- reading ----------------------------------------------------------------------
     def documents(self) -> list[DocumentRow]:
@@ -200,20 +273,10 @@ class DocumentIndex:
         one transaction, and only then are the old vectors removed.
         """
         ids = [c.chunk_id for c in chunks]
-        metadatas = [
-            {
-                "doc_id": doc.doc_id,
-                "name": doc.name,
-                "section": c.section,
-                "page_start": c.page_start,
-                "page_end": c.page_end,
-                "kind": c.kind,
-            }
-            for c in chunks
-        ]
+        metadatas = [_metadata(doc.name, c) for c in chunks]
         try:
             self.store.add(ids, vectors, [c.index_text for c in chunks], metadatas)
-            self.registry.replace(doc, chunks, replaces)
+            self.registry.replace(doc, chunks, replaces, vectors)
         except BaseException:
             self._quietly(self.store.delete_ids, ids)
             raise
@@ -227,12 +290,82 @@ class DocumentIndex:
         self._drop_file_if_unused(doc.stored_path)
 
     def reconcile(self) -> int:
-        """Remove vectors of documents the registry does not list (left by a crash)."""
+        """Remove vectors of documents the registry does not list (left by a crash).
+        Reads every vector's metadata: the thorough part of a repair, not run at start-up."""
         known = {d.doc_id for d in self.documents()}
         orphans = self.store.doc_ids() - known
         for doc_id in orphans:
             self.store.delete_doc(doc_id)
         return len(orphans)
+
+    def recover(self, lock: LibraryLock) -> Cleanup:
+        """The cheap clean-up, run at start-up: undo ingestions that a crash interrupted (their
+        vectors and stored file), and remove files no document uses. Skipped while another
+        process holds the library lock: its ingestion in progress is not a leftover."""
+        done = Cleanup()
+        self.store.collection  # opening it sets aside a torn store; that takes the lock itself
+        with lock.hold(wait=False) as held:
+            if not held:
+                return done
+            for row in self.registry.pending():
+                if row.collection != self.collection:
+                    continue  # that model's index cleans up its own vectors when opened
+                if not self.registry.has_document(row.collection, row.doc_id):
+                    self.store.delete_doc(row.doc_id)
+                    done.interrupted += 1
+                self.registry.end_pending(row.collection, row.doc_id)
+            done.files = self._remove_unused_files()
+            done.restored = self._restore_vectors()
+        if done.total:
+            log.warning("cleaned up after an interrupted ingestion: %s", done)
+        return done
+
+    def _restore_vectors(self) -> int:
+        """Put back the vectors of registered chunks that the store lacks: all of them after a
+        torn store was set aside. Counting first keeps the usual start-up to two cheap calls."""
+        expected = self.registry.chunk_count(self.collection)
+        if expected == 0 or self.store.count() >= expected:
+            return 0
+        present = self.store.ids()
+        missing = [cid for cid, _ in self.registry.chunk_texts(self.collection) if cid not in present]
+        names = {d.doc_id: d.name for d in self.documents()}
+        restored = 0
+        for start in range(0, len(missing), 1000):
+            part = missing[start : start + 1000]
+            rows = self.registry.chunks(self.collection, part)
+            stored = self.registry.vectors(self.collection, part)
+            todo = [cid for cid in part if cid in rows]
+            vectors = [stored.get(cid) for cid in todo]
+            unstored = [i for i, v in enumerate(vectors) if v is None]  # rows from before vectors were kept
+            if unstored:
+                fresh = self.store.embedder.embed([rows[todo[i]].index_text for i in unstored])
+                for i, vector in zip(unstored, fresh):
+                    vectors[i] = vector
+            self.store.add(
+                todo,
+                np.vstack(vectors) if vectors else np.zeros((0, 1), dtype=np.float32),
+                [rows[cid].index_text for cid in todo],
+                [_metadata(names.get(rows[cid].doc_id, ""), rows[cid]) for cid in todo],
+            )
+            restored += len(todo)
+        log.warning("restored %d vectors of %s from the registry", restored, self.collection)
+        return restored
+
+    def _remove_unused_files(self) -> int:
+        """Stored PDFs no registered or pending document uses, half-copied files, upload staging."""
+        used = self.registry.stored_paths() | {r.stored_path for r in self.registry.pending()}
+        used_names = {Path(p).name for p in used if p}
+        removed = 0
+        if self.files_dir.is_dir():
+            for path in self.files_dir.iterdir():
+                if path.is_file() and (path.suffix == ".part" or path.name not in used_names):
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        if self.uploads_dir.is_dir():
+            for path in self.uploads_dir.iterdir():
+                shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
     def _drop_file_if_unused(self, stored_path: str) -> None:
         if stored_path and not self.registry.stored_file_in_use(stored_path):
@@ -244,3 +377,15 @@ class DocumentIndex:
             fn(*args)
         except Exception as exc:  # cleanup must not hide the original error
             log.warning("cleanup step failed (%s); `policybot doctor --repair` removes leftovers", exc)
+
+
+def _metadata(name: str, chunk: ChunkRow) -> dict[str, Any]:
+    """What Chroma keeps beside each vector (filters and inspection)."""
+    return {
+        "doc_id": chunk.doc_id,
+        "name": name,
+        "section": chunk.section,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "kind": chunk.kind,
+    }

@@ -1,8 +1,13 @@
-"""The document registry (SQLite): what is indexed, with which model, and every chunk's text.
+"""The document registry (SQLite): what is indexed, with which model, and every chunk's text
+and vector.
 
 The registry is the source of truth: a document exists when its row exists. Vector and
 BM25 entries are written before the row and removed after it, and searches only return
 chunks of registered documents, so a failure at any step never shows half a document.
+Each chunk's embedding is kept here too (float32 bytes), written in the same transaction:
+the vector store and the BM25 index are derived from the registry and can be rebuilt from
+it without re-embedding (a process killed while Chroma persists its HNSW files can leave
+them torn, and Chroma then crashes on open).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
+
+import numpy as np
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -48,11 +55,29 @@ CREATE TABLE IF NOT EXISTS chunks (
     page_start INTEGER NOT NULL,
     page_end INTEGER NOT NULL,
     kind TEXT NOT NULL,
+    vector BLOB,
     PRIMARY KEY (collection, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (collection, doc_id);
 CREATE TABLE IF NOT EXISTS generations (collection TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- An ingestion in progress: written before its stored file and vectors, removed in the
+-- transaction that registers the document. A row left behind marks a crash to clean up.
+CREATE TABLE IF NOT EXISTS pending (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    stored_path TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    PRIMARY KEY (collection, doc_id)
+);
 """
+
+
+@dataclass
+class PendingRow:
+    collection: str
+    doc_id: str
+    stored_path: str
+    started_at: str
 
 
 @dataclass
@@ -100,6 +125,14 @@ class Registry:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
         self._lock = threading.RLock()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Registries made before vectors were kept get the column (their rows stay NULL)."""
+        columns = {r["name"] for r in self._rows("PRAGMA table_info(chunks)")}
+        if "vector" not in columns:
+            with self._lock:
+                self._db.execute("ALTER TABLE chunks ADD COLUMN vector BLOB")
 
     def close(self) -> None:
         self._db.close()
@@ -142,6 +175,20 @@ class Registry:
         )
         return [(r["chunk_id"], r["index_text"]) for r in rows]
 
+    def chunk_count(self, collection: str) -> int:
+        return int(self._rows("SELECT COUNT(*) AS n FROM chunks WHERE collection=?", (collection,))[0]["n"])
+
+    def vectors(self, collection: str, chunk_ids: Iterable[str]) -> dict[str, np.ndarray | None]:
+        """Stored vectors by chunk id (None where a chunk predates stored vectors)."""
+        ids = list(chunk_ids)
+        out: dict[str, np.ndarray | None] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self._rows(f"SELECT chunk_id, vector FROM chunks WHERE collection=? AND chunk_id IN ({marks})", [collection, *part]):
+                out[r["chunk_id"]] = None if r["vector"] is None else np.frombuffer(r["vector"], dtype=np.float32)
+        return out
+
     def chunks(self, collection: str, chunk_ids: Iterable[str]) -> dict[str, ChunkRow]:
         ids = list(chunk_ids)
         out: dict[str, ChunkRow] = {}
@@ -164,12 +211,33 @@ class Registry:
         )
         return [(r["chunk_id"], r["section"]) for r in rows]
 
-    def chunk_ids_of(self, collection: str, doc_id: str) -> list[str]:
-        rows = self._rows("SELECT chunk_id FROM chunks WHERE collection=? AND doc_id=?", (collection, doc_id))
-        return [r["chunk_id"] for r in rows]
+    # --- ingestions in progress -----------------------------------------------------------
+    def begin_pending(self, collection: str, doc_id: str, stored_path: str) -> None:
+        """Record, before anything is written, what an ingestion is about to write."""
+        from datetime import datetime, timezone
 
-    def replace(self, doc: DocumentRow, chunks: list[ChunkRow], replaces: DocumentRow | None) -> None:
-        """Register ``doc`` and its chunks, dropping ``replaces``, in one transaction."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?)",
+                (collection, doc_id, stored_path, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+            )
+
+    def end_pending(self, collection: str, doc_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM pending WHERE collection=? AND doc_id=?", (collection, doc_id))
+
+    def pending(self) -> list[PendingRow]:
+        return [PendingRow(**r) for r in self._rows("SELECT * FROM pending ORDER BY started_at")]
+
+    def has_document(self, collection: str, doc_id: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM documents WHERE collection=? AND doc_id=? LIMIT 1", (collection, doc_id)))
+
+    def stored_paths(self) -> set[str]:
+        return {r["stored_path"] for r in self._rows("SELECT DISTINCT stored_path FROM documents")}
+
+    def replace(self, doc: DocumentRow, chunks: list[ChunkRow], replaces: DocumentRow | None, vectors: np.ndarray | None = None) -> None:
+        """Register ``doc``, its chunks and their vectors, dropping ``replaces``, in one transaction."""
+        blobs = [None] * len(chunks) if vectors is None else [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -181,12 +249,14 @@ class Registry:
                 cols = ",".join(row)
                 db.execute(f"INSERT INTO documents ({cols}) VALUES ({','.join('?' * len(row))})", list(row.values()))
                 db.executemany(
-                    "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO chunks (collection, chunk_id, doc_id, ord, text, index_text, section, page_start, page_end, kind, vector)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     [
-                        (doc.collection, c.chunk_id, c.doc_id, c.ord, c.text, c.index_text, c.section, c.page_start, c.page_end, c.kind)
-                        for c in chunks
+                        (doc.collection, c.chunk_id, c.doc_id, c.ord, c.text, c.index_text, c.section, c.page_start, c.page_end, c.kind, blob)
+                        for c, blob in zip(chunks, blobs)
                     ],
                 )
+                db.execute("DELETE FROM pending WHERE collection=? AND doc_id=?", (doc.collection, doc.doc_id))
                 self._bump(doc.collection)
                 db.execute("COMMIT")
             except BaseException:
@@ -203,10 +273,6 @@ class Registry:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-
-    def set_summary(self, collection: str, doc_id: str, summary: str) -> None:
-        with self._lock:
-            self._db.execute("UPDATE documents SET summary=? WHERE collection=? AND doc_id=?", (summary, collection, doc_id))
 
     def _delete_rows(self, collection: str, doc_id: str) -> None:
         self._db.execute("DELETE FROM chunks WHERE collection=? AND doc_id=?", (collection, doc_id))

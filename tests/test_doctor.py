@@ -200,7 +200,9 @@ def test_orphan_vectors_are_reported_and_repaired(ingested_bot):
     repaired = run_checks(bot, repair=True, ollama_client=FakeOllama(["gemma3n:e4b"]))
     index = check(repaired, "index")
     assert index.ok
-    assert "removed leftovers of 1 unregistered document" in index.detail
+    assert "repaired: vectors of 1 unregistered document(s)" in index.detail
+    # The count reported is the one after the repair (it used to be the one before).
+    assert f", {before} vectors;" in index.detail
     assert orphan not in store.doc_ids()
     assert store.doc_ids() == registered
     assert store.count() == before
