@@ -32,8 +32,7 @@ ingest: install
 
 run: ingest
 	@if [ -f app.py ]; then \
-		$(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
-			--server.headless true --browser.gatherUsageStats false --server.fileWatcherType none; \
+		$(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT); \
 	else \
 		$(BIN)/policybot docs; \
 		echo 'Try: $(BIN)/policybot search "What is the definition of an Insured Person?"'; \

@@ -7,8 +7,6 @@ file only draws widgets, keeps per-session state, and forwards questions and upl
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -22,9 +20,11 @@ import streamlit as st  # noqa: E402
 from policybot.chat import Conversation  # noqa: E402
 from policybot.export import conversation_json, conversation_markdown  # noqa: E402
 from policybot.feedback import FeedbackStore  # noqa: E402
+from policybot.kiosk import PinGate, relock_reason  # noqa: E402
+from policybot.markup import escape_markdown, literal_block  # noqa: E402
 from policybot.pages import cached_render, highlight_html  # noqa: E402
-from policybot.schemas import Answer, Citation, DocumentList  # noqa: E402
-from policybot.service import PolicyBot, PolicyBotError  # noqa: E402
+from policybot.schemas import Answer, Citation, DocumentInfo, DocumentList  # noqa: E402
+from policybot.service import AlreadyDeleted, PolicyBot, PolicyBotError  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
 DISCLAIMER = "PolicyBot is an assistive tool, not legal advice. Always check the cited source."
@@ -50,6 +50,12 @@ def load_feedback(path: str) -> FeedbackStore:
     return FeedbackStore(Path(path))
 
 
+@st.cache_resource
+def load_pin_gate(home: str, pin: str | None, free_attempts: int) -> PinGate:
+    """One PIN gate per library and process: wrong PINs count across every browser session."""
+    return PinGate(pin, free_attempts=free_attempts)
+
+
 def session() -> dict:
     """Per-browser-session state: each visitor has their own conversation."""
     state = st.session_state
@@ -57,7 +63,9 @@ def session() -> dict:
     state.setdefault("history", [])  # list of (question, Answer)
     state.setdefault("last_active", time.time())
     state.setdefault("unlocked", False)
+    state.setdefault("unlocked_at", None)
     state.setdefault("notice", None)
+    state.setdefault("library_notice", None)
     return state
 
 
@@ -82,13 +90,13 @@ def sidebar_status(bot: PolicyBot, docs: DocumentList) -> str | None:
     profile = bot.profile
     chunks = sum(d.chunks for d in docs.documents)
     with st.sidebar.expander("Status", expanded=False):
-        st.markdown(f"**Profile:** {profile.name}  \n{profile.reason}")
-        st.markdown(f"**Embeddings:** {profile.profile.embedding.name}")
-        st.markdown(f"**Reranker:** {profile.profile.reranker.name if profile.profile.reranker else 'none'}")
+        st.markdown(f"**Profile:** {escape_markdown(profile.name)}  \n{escape_markdown(profile.reason)}")
+        st.markdown(f"**Embeddings:** {escape_markdown(profile.profile.embedding.name)}")
+        st.markdown(f"**Reranker:** {escape_markdown(profile.profile.reranker.name if profile.profile.reranker else 'none')}")
         if llm is not None:
-            st.markdown(f"**LLM:** {llm.name} (running)")
+            st.markdown(f"**Answers:** written by {escape_markdown(llm.name)} from the passages")
         else:
-            st.markdown(f"**LLM:** not available — {notice}")
+            st.markdown(f"**Answers:** quotes of the best passages. {escape_markdown(notice or '')}")
         st.markdown(f"**Index:** {len(docs.documents)} documents, {chunks} passages")
     return notice if llm is None else None
 
@@ -101,7 +109,7 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
     if not docs:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
     for d in docs:
-        st.sidebar.caption(f"**{d.name}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}")
+        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}")
     known = st.session_state.get("scope_library")
     if known != names:  # the library changed: keep the choice, add new documents, drop deleted ones
         chosen = st.session_state.get("scope", names)
@@ -109,46 +117,69 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
         st.session_state["scope_library"] = names
     scope = st.sidebar.multiselect("Search in", names, key="scope", help="Which documents a question searches.")
     if can_edit:
+        library_notice()
         upload_box(bot)
-        delete_box(bot, names)
+        delete_box(bot, docs)
     return scope or names
+
+
+def library_notice() -> None:
+    """What the last library action (run in a callback) did."""
+    notice = st.session_state.pop("library_notice", None)
+    if notice:
+        kind, text = notice
+        (st.sidebar.success if kind == "success" else st.sidebar.warning)(escape_markdown(text))
 
 
 def upload_box(bot: PolicyBot) -> None:
     files = st.sidebar.file_uploader("Add PDFs", type=["pdf"], accept_multiple_files=True, key="uploads")
     if not files or not st.sidebar.button("Add to library", key="do_upload"):
         return
-    inbox = Path(tempfile.mkdtemp(prefix="policybot-upload-"))
     for file in files:
-        path = inbox / Path(file.name).name
-        path.write_bytes(file.getbuffer())
-        bar = st.sidebar.progress(0.0, text=f"{file.name}: starting")
+        bar = st.sidebar.progress(0.0, text="starting")
 
-        def on_progress(event, bar=bar, name=file.name) -> None:
+        def on_progress(event, bar=bar) -> None:
             fraction = event.done / event.total if event.total else 1.0
             label = {"read": "reading pages", "chunk": "chunked", "embed": "embedding passages", "save": "saving", "done": "done"}[event.stage]
-            bar.progress(min(fraction, 1.0), text=f"{name}: {label} ({event.done}/{event.total})")
+            bar.progress(min(fraction, 1.0), text=escape_markdown(f"{event.file}: {label} ({event.done}/{event.total})"))
 
-        outcome = bot.ingest_file(path, progress=on_progress, name=file.name)
+        try:
+            outcome = bot.ingest_upload(file.name, file.getvalue(), progress=on_progress)
+        except OSError as exc:  # the staging copy could not be written (disk full, permissions)
+            st.sidebar.error(escape_markdown(f"{file.name[:80]}: could not be saved for reading ({exc.strerror or exc})"))
+            continue
+        name = outcome.name
         if outcome.status == "failed":
-            st.sidebar.error(outcome.message)  # the message already names the file
+            st.sidebar.error(escape_markdown(outcome.message))  # the message already names the file
         elif outcome.status in ("duplicate", "unchanged"):
-            st.sidebar.warning(f"{file.name}: {outcome.message}")
+            st.sidebar.warning(escape_markdown(f"{name}: {outcome.message}"))
         else:
-            st.sidebar.success(f"{file.name}: {outcome.pages} pages, {outcome.chunks} passages")
-    shutil.rmtree(inbox, ignore_errors=True)  # the library keeps its own copy
+            st.sidebar.success(escape_markdown(f"{name}: {outcome.pages} pages, {outcome.chunks} passages"))
+        for warning in outcome.warnings:
+            st.sidebar.warning(escape_markdown(f"{name}: {warning}"))
 
 
-def delete_box(bot: PolicyBot, names: list[str]) -> None:
-    if not names:
+def delete_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
+    """Delete with a confirmation bound to one document: the click acts on the document that
+    was shown and ticked (its SHA-256), never on whatever the list holds by then."""
+    if not docs:
         return
+    by_sha = {d.sha256: d for d in docs}
     with st.sidebar.expander("Delete a document"):
-        name = st.selectbox("Document", names, key="delete_name")
-        sure = st.checkbox(f"Yes, delete {name} and its passages", key="delete_sure")
-        if st.button("Delete", key="do_delete", disabled=not sure):
-            bot.delete(name)
-            st.session_state.pop("delete_sure", None)
-            st.rerun()
+        sha = st.selectbox("Document", list(by_sha), format_func=lambda key: by_sha[key].name, key="delete_doc")
+        doc = by_sha[sha]
+        sure = st.checkbox(f"Yes, delete {escape_markdown(doc.name)} and its passages", key=f"delete_sure_{sha[:16]}")
+        st.button("Delete", key="do_delete", disabled=not sure, on_click=delete_document, args=(bot, doc.name, doc.sha256))
+
+
+def delete_document(bot: PolicyBot, name: str, sha256: str) -> None:
+    """The Delete button's callback, with the document bound when the button was drawn."""
+    try:
+        bot.delete(name, sha256=sha256)
+        st.session_state.library_notice = ("success", f"Deleted {name}.")
+    except AlreadyDeleted as exc:
+        st.session_state.library_notice = ("warning", str(exc))
+    st.session_state.pop(f"delete_sure_{sha256[:16]}", None)
 
 
 def sidebar_settings(bot: PolicyBot) -> dict:
@@ -166,22 +197,51 @@ def sidebar_settings(bot: PolicyBot) -> dict:
 def sidebar_kiosk(bot: PolicyBot) -> bool:
     """Kiosk lock: True when library and settings may be shown."""
     state = st.session_state
-    if not bot.settings.kiosk or state.unlocked:
-        if bot.settings.kiosk and st.sidebar.button("Lock admin", key="lock"):
-            state.unlocked = False
+    settings = bot.settings
+    if not settings.kiosk or state.unlocked:
+        if settings.kiosk and st.sidebar.button("Lock admin", key="lock"):
+            lock_admin(None)
             st.rerun()
         return True
+    gate = load_pin_gate(str(settings.home.resolve()), settings.kiosk_pin, settings.kiosk_pin_attempts)
     with st.sidebar.expander("Admin"):
-        if not bot.settings.kiosk_pin:
+        if not settings.kiosk_pin:
             st.caption("Set POLICYBOT_KIOSK_PIN to allow unlocking on this kiosk.")
         pin = st.text_input("Admin PIN", type="password", key="pin")
         if st.button("Unlock", key="unlock"):
-            if bot.settings.kiosk_pin and pin == bot.settings.kiosk_pin:
+            verdict = gate.attempt(state.session_id, pin)
+            if verdict.ok:
                 state.unlocked = True
+                state.unlocked_at = time.time()
                 st.rerun()
-            else:
-                st.error("Wrong PIN.")
+            st.error(verdict.message)
     return False
+
+
+def lock_admin(reason: str | None) -> None:
+    st.session_state.unlocked = False
+    st.session_state.unlocked_at = None
+    if reason:
+        st.session_state.notice = reason
+
+
+def kiosk_guard(settings: Settings) -> bool:
+    """Kiosk: after the idle time the conversation is cleared and the admin locked again; an
+    unlocked admin also locks after its maximum time. True when something was reset."""
+    if not settings.kiosk:
+        return False
+    state = st.session_state
+    now = time.time()
+    idle_s = settings.kiosk_idle_minutes * 60
+    changed = False
+    if state.history and now - state.last_active > idle_s:
+        clear_conversation(f"The conversation was cleared after {settings.kiosk_idle_minutes:g} minutes without activity.")
+        changed = True
+    reason = relock_reason(now, state.unlocked_at if state.unlocked else None, state.last_active, idle_s, settings.kiosk_unlock_minutes * 60)
+    if reason:
+        lock_admin(reason if not changed else f"{state.notice} {reason}")
+        changed = True
+    return changed
 
 
 # --- answers ------------------------------------------------------------------------------
@@ -190,7 +250,7 @@ def sidebar_kiosk(bot: PolicyBot) -> bool:
 def citation_title(c: Citation, refused: bool) -> str:
     # Plain symbols (DejaVu has them): kiosk browsers often have no emoji font.
     mark = "" if refused or not c.cited else (" ✓ verified" if c.verified else " ⚠ unverified")
-    return f"[{c.n}] {c.label}{mark} · score {c.score:.2f}"
+    return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark} · score {c.score:.2f}"
 
 
 def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str) -> None:
@@ -204,9 +264,9 @@ def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str
             image = cached_render(path, c.page_start, c.quote, 110)
             st.image(image, caption=f"{c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else ""))
         except ValueError as exc:
-            st.caption(str(exc))
+            st.caption(escape_markdown(str(exc)))
         st.download_button(
-            f"Download {c.doc} (see page {c.page_start})",
+            escape_markdown(f"Download {c.doc} (see page {c.page_start})"),
             data=lambda: Path(path).read_bytes(),  # read only when clicked, not on every rerun
             file_name=c.doc,
             mime="application/pdf",
@@ -216,10 +276,10 @@ def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str
 
 def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: FeedbackStore, banner: str | None) -> None:
     if answer.standalone_question != answer.question:
-        st.caption(f"Searched as: {answer.standalone_question}")
-    st.markdown(answer.answer)
+        st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
+    st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice and answer.notice != banner:  # the banner already says it
-        st.caption(f"ℹ️ {answer.notice}")
+        st.caption(f"ℹ️ {escape_markdown(answer.notice)}")
     if answer.refused:
         st.caption("Closest passages, for reading:")
         shown = answer.citations
@@ -253,10 +313,10 @@ def ask(bot: PolicyBot, question: str, scope: list[str], overrides: dict, stored
             if event.kind == "stage":
                 status.update(label=STAGE_LABELS.get(event.data, event.data))
             elif event.kind == "standalone":
-                status.write(f"Searching as: {event.data}")
+                status.write(escape_markdown(f"Searching as: {event.data}"))
             elif event.kind == "passages":
                 if event.data:
-                    lines = "\n".join(f"- {c.label}" for c in event.data[:3])
+                    lines = "\n".join(f"- {escape_markdown(c.label)}" for c in event.data[:3])
                     preview.markdown(f"**Closest passages so far:**\n{lines}")
             elif event.kind == "token":
                 yield event.data
@@ -267,7 +327,7 @@ def ask(bot: PolicyBot, question: str, scope: list[str], overrides: dict, stored
         st.write_stream(tokens())
     except PolicyBotError as exc:
         status.update(label="Could not answer", state="error")
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         return None
     status.update(label="Done", state="complete")
     preview.empty()
@@ -278,16 +338,15 @@ def ask(bot: PolicyBot, question: str, scope: list[str], overrides: dict, stored
 
 
 def idle_watch(bot: PolicyBot) -> None:
-    """Kiosk: clear the conversation after the idle time, even if nobody touches the screen."""
-    if not bot.settings.kiosk:
+    """Kiosk: clear the conversation and lock the admin after the idle time, even if nobody
+    touches the screen (a fragment re-checks every 30 s without redrawing the page)."""
+    settings = bot.settings
+    if not settings.kiosk:
         return
-    limit = bot.settings.kiosk_idle_minutes * 60
 
-    @st.fragment(run_every=min(30.0, limit))
+    @st.fragment(run_every=min(30.0, settings.kiosk_idle_minutes * 60))
     def check() -> None:
-        state = st.session_state
-        if state.history and time.time() - state.last_active > limit:
-            clear_conversation(f"The conversation was cleared after {bot.settings.kiosk_idle_minutes:g} minutes without activity.")
+        if kiosk_guard(settings):
             st.rerun()
 
     check()
@@ -300,9 +359,10 @@ def main() -> None:
     bot = load_bot(settings.model_dump_json())
     feedback = load_feedback(str(settings.home / "feedback.sqlite"))
 
-    # Kiosk: a conversation left idle is cleared before the next person sees it.
-    if settings.kiosk and state.history and time.time() - state.last_active > settings.kiosk_idle_minutes * 60:
-        clear_conversation(f"The conversation was cleared after {settings.kiosk_idle_minutes:g} minutes without activity.")
+    # Kiosk: a conversation left idle is cleared, and the admin locked, before the next person
+    # sees the page. Every full run is a visitor's action, so it counts as activity.
+    kiosk_guard(settings)
+    state.last_active = time.time()
 
     st.title("PolicyBot")
     st.caption(DISCLAIMER)
@@ -315,9 +375,9 @@ def main() -> None:
     stored = {d.name: d.stored_path for d in listing.documents}
 
     if extractive_notice:
-        st.info(f"Extractive mode: answers quote the best passages. {extractive_notice}", icon="ℹ️")
+        st.info(f"**Extractive mode:** {escape_markdown(extractive_notice)}", icon="ℹ️")
     if state.notice:
-        st.info(state.notice)
+        st.info(escape_markdown(state.notice))
 
     top = st.columns([1, 1, 1, 3])
     if top[0].button("New conversation", key="new"):
@@ -329,7 +389,7 @@ def main() -> None:
 
     for i, (question, answer) in enumerate(state.history):
         with st.chat_message("user"):
-            st.markdown(question)
+            st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
             render_answer(answer, stored, i, feedback, extractive_notice)
 
@@ -338,7 +398,7 @@ def main() -> None:
         state.last_active = time.time()
         state.notice = None
         with st.chat_message("user"):
-            st.markdown(question)
+            st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
             answer = ask(bot, question, scope, overrides, stored)
         if answer is not None:

@@ -28,8 +28,8 @@ from policybot.retrieval import ClauseRetriever, Fused, RankFusion
 from policybot.schemas import Answer, Citation, LLMCost, page_range
 
 NO_LLM_NOTICE = (
-    "No generated summary is available: the language model is not running. "
-    "Start it with `ollama serve` (and `ollama pull {model}` once); meanwhile here are the passages that best match."
+    "No language model was used, so the answer quotes the passages that best match. "
+    "For written answers, start Ollama with `ollama serve` (and `ollama pull {model}` once)."
 )
 
 

@@ -9,7 +9,6 @@ for those, the quote is aligned word by word with the page's words instead.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 import unicodedata
@@ -18,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import pymupdf
+
+from policybot.markup import literal_html
 
 # The share of the quote's words that must be found, in order, for a word-level match.
 MIN_WORD_SHARE = 0.6
@@ -183,21 +184,18 @@ def cached_render(pdf_path: str, page_number: int, quote: str | None, dpi: int) 
 
 
 def highlight_html(text: str, start: int | None, end: int | None) -> str:
-    """The text as escaped, whitespace-preserving HTML, with text[start:end] in <mark>."""
+    """The text as literal, whitespace-preserving HTML, with text[start:end] in <mark>.
+
+    Every punctuation mark and newline is a character reference (``markup.literal_html``), so
+    the fragment is one line of raw HTML in which neither tags nor Markdown can appear.
+    """
     if start is None or end is None:
-        body = html.escape(text)
+        body = literal_html(text)
     else:
         lo, hi = max(0, min(start, len(text))), max(0, min(end, len(text)))
         # Offsets index the raw text, so each part is escaped on its own.
-        body = html.escape(text[:lo])
+        body = literal_html(text[:lo])
         if hi > lo:
-            body += f"<mark>{html.escape(text[lo:hi])}</mark>"
-        body += html.escape(text[max(lo, hi) :])
+            body += f"<mark>{literal_html(text[lo:hi])}</mark>"
+        body += literal_html(text[max(lo, hi) :])
     return f'<div style="white-space: pre-wrap">{body}</div>'
-
-
-def pdf_page_link(stored_path: str | Path, page: int) -> str:
-    """A file:// URI opening the PDF at the 1-based page in viewers that honour #page."""
-    if page < 1:
-        raise ValueError(f"page numbers start at 1, got {page}")
-    return f"{Path(stored_path).expanduser().resolve().as_uri()}#page={page}"

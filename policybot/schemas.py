@@ -38,6 +38,9 @@ class IngestOutcome(BaseModel):
     sections: int | None = None
     tables: int | None = None
     empty_pages: list[int] = Field(default_factory=list, description="Pages without extractable text")
+    running_lines_removed: int = Field(0, description="Running header/footer lines left out of the index")
+    running_line_example: str | None = Field(None, description="One of them, so the user can judge")
+    warnings: list[str] = Field(default_factory=list, description="What the user should check (e.g. a damaged PDF)")
     seconds: float = 0.0
 
 

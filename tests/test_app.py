@@ -7,6 +7,7 @@ upload, delete and scope tests each build their own small home so they stay fast
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
 
 from policybot.chat import REFUSAL
+from policybot.markup import plain_text
+from policybot.markup import unescape_markdown as shown
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
@@ -88,15 +91,17 @@ def library_captions(at: AppTest) -> list[str]:
 def test_extractive_mode_banner_and_disclaimer(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home)
     at = start()
-    banners = [i.value for i in at.main.info if "Extractive mode" in i.value]
+    banners = [shown(i.value) for i in at.main.info if "Extractive mode" in i.value]
     assert len(banners) == 1, [i.value for i in at.info]
     assert "ollama serve" in banners[0] and NO_OLLAMA in banners[0]
+    assert "so answers quote the best passages" in banners[0]
     assert any("not legal advice" in c.value for c in at.main.caption)
     assert at.title[0].value == "PolicyBot"
     status = next(e for e in at.sidebar.expander if e.label == "Status")
-    status_text = " ".join(m.value for m in status.markdown)
-    assert "**LLM:** not available" in status_text and "1 documents" in status_text
-    assert library_captions(at) and library_captions(at)[0].startswith(f"**{SAMPLE}** — 19 pages")
+    status_text = " ".join(shown(m.value) for m in status.markdown)
+    assert "Answers:** quotes of the best passages" in status_text and "1 documents" in status_text
+    assert "No generated summary" not in status_text
+    assert library_captions(at) and shown(library_captions(at)[0]).startswith(f"**{SAMPLE}** — 19 pages")
     # Nothing asked yet: no conversation, no export.
     assert not at.chat_message and not at.main.download_button
 
@@ -110,36 +115,36 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
 
     [user] = messages(at, "user")
     [assistant] = messages(at, "assistant")
-    assert user.markdown[0].value == WATER
-    answer = assistant.markdown[0].value
+    assert plain_text(user.markdown[0].value) == WATER
+    answer = plain_text(assistant.markdown[0].value)
     assert "$750" in answer and "[1]" in answer
     # The question was searched as asked: no "Searched as" line for a first question.
-    assert not [c for c in assistant.caption if c.value.startswith("Searched as:")]
+    assert not [c for c in assistant.caption if c.value.startswith("Searched as")]
 
     panels = assistant.expander
     assert panels, "no citation panels"
     first = panels[0]
-    assert first.label.startswith(f"[1] {SAMPLE} (Section 5 Deductibles > 5.2 Escape of water deductible), p.11")
+    assert shown(first.label).startswith(f"[1] {SAMPLE} (Section 5 Deductibles > 5.2 Escape of water deductible), p.11")
     for panel in panels:
         assert "✓ verified" in panel.label and "unverified" not in panel.label, panel.label
     # The chunk with the quote highlighted, the page image, and the PDF download.
     marked = [m.value for m in first.markdown if "<mark>" in m.value]
-    assert marked and "$750" in marked[0].split("<mark>", 1)[1].split("</mark>", 1)[0]
+    assert marked and "$750" in plain_text(marked[0].split("<mark>", 1)[1].split("</mark>", 1)[0])
     [image] = first.image
     assert image.captions == [f"{SAMPLE}, page 11 — quote highlighted"]
     assert image.value and image.value[0]
     [download] = first.download_button
-    assert download.label == f"Download {SAMPLE} (see page 11)"
+    assert shown(download.label) == f"Download {SAMPLE} (see page 11)"
     assert len(at.image) == len(panels)  # one page image per panel
     assert any("not legal advice" in c.value for c in at.main.caption)
 
     # A follow-up is searched together with the conversation it follows.
     at = ask(at, "and what about subsidence?")
-    assert [m.markdown[0].value for m in messages(at, "user")] == [WATER, "and what about subsidence?"]
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == [WATER, "and what about subsidence?"]
     last = messages(at, "assistant")[-1]
-    searched = [c.value for c in last.caption if c.value.startswith("Searched as:")]
+    searched = [shown(c.value) for c in last.caption if c.value.startswith("Searched as")]
     assert len(searched) == 1 and "deductible" in searched[0].lower() and "subsidence" in searched[0]
-    assert "$2,500" in last.markdown[0].value
+    assert "$2,500" in plain_text(last.markdown[0].value)
     assert last.expander and "Section 5 Deductibles" in last.expander[0].label
 
 
@@ -147,10 +152,10 @@ def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sam
     use_home(monkeypatch, sample_home)
     at = ask(start(), "How do I cook a perfect nasi lemak?")
     [assistant] = messages(at, "assistant")
-    assert assistant.markdown[0].value == REFUSAL
+    assert plain_text(assistant.markdown[0].value) == REFUSAL
     assert "I cannot find a definitive answer in the provided policy documents." in REFUSAL
     assert any(c.value.startswith("Closest passages") for c in assistant.caption)
-    labels = [e.label for e in assistant.expander]
+    labels = [shown(e.label) for e in assistant.expander]
     assert labels and all(label.startswith(("[1]", "[2]", "[3]")) for label in labels)
     assert not [label for label in labels if "verified" in label], labels
 
@@ -196,7 +201,7 @@ def test_upload_reports_each_bad_file_and_adds_the_good_one(monkeypatch, tmp_pat
     at.sidebar.button(key="do_upload").click().run()
     assert not at.exception, [e.value for e in at.exception]
 
-    errors = [e.value for e in at.sidebar.error]
+    errors = [shown(e.value) for e in at.sidebar.error]
     assert len(errors) == 3, errors
     broken, locked, scan = errors
     assert broken.startswith("broken.pdf:") and "cannot be read as a PDF" in broken
@@ -204,14 +209,14 @@ def test_upload_reports_each_bad_file_and_adds_the_good_one(monkeypatch, tmp_pat
     assert scan.startswith("scan.pdf:") and "no extractable text" in scan
     [stored] = PolicyBot(make_settings(home)).documents().documents  # what the library now holds
     assert stored.name == "acme-home.pdf" and stored.pages == 5
-    assert [s.value for s in at.sidebar.success] == [f"acme-home.pdf: 5 pages, {stored.chunks} passages"]
+    assert [shown(s.value) for s in at.sidebar.success] == [f"acme-home.pdf: 5 pages, {stored.chunks} passages"]
     assert not at.sidebar.warning
 
     at.run()  # the next run lists the new document; the button is not pressed again
     assert not at.exception
     assert not at.sidebar.success and not at.sidebar.error
     [caption] = library_captions(at)
-    assert caption.startswith(f"**acme-home.pdf** — 5 pages, {stored.chunks} passages")
+    assert shown(caption).startswith(f"**acme-home.pdf** — 5 pages, {stored.chunks} passages")
 
 
 def test_upload_error_names_the_file_once(monkeypatch, tmp_path):
@@ -219,7 +224,7 @@ def test_upload_error_names_the_file_once(monkeypatch, tmp_path):
     at = start()
     at.sidebar.file_uploader[0].set_value(("locked.pdf", pdfs.encrypted_pdf(tmp_path / "locked.pdf").read_bytes(), PDF)).run()
     at.sidebar.button(key="do_upload").click().run()
-    [error] = [e.value for e in at.sidebar.error]
+    [error] = [shown(e.value) for e in at.sidebar.error]
     assert error.startswith("locked.pdf: the PDF is password-protected"), error
 
 
@@ -236,7 +241,7 @@ def test_uploaded_document_is_searched_by_default(monkeypatch, tmp_path):
     assert sorted(at.sidebar.multiselect(key="scope").options) == ["acme-home.pdf", "bicycles.pdf"]
     assert "acme-home.pdf" in at.sidebar.multiselect(key="scope").value
     at = ask(at, "Within how many days may I cancel during the cooling-off period?")
-    labels = [e.label for e in messages(at, "assistant")[-1].expander]
+    labels = [shown(e.label) for e in messages(at, "assistant")[-1].expander]
     assert any("acme-home.pdf" in label for label in labels), labels
 
 
@@ -287,7 +292,7 @@ def test_kiosk_without_pin_cannot_be_unlocked(monkeypatch, sample_home):
 def test_kiosk_idle_reset_and_separate_sessions(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_IDLE_MINUTES="1")
     at = ask(start(), WATER)
-    assert [m.markdown[0].value for m in messages(at, "user")] == [WATER]
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == [WATER]
 
     # Another browser session has its own, empty conversation.
     other = start()
@@ -303,13 +308,13 @@ def test_kiosk_idle_reset_and_separate_sessions(monkeypatch, sample_home):
     assert not at.exception
     assert at.session_state["history"] == []
     assert not at.chat_message
-    assert "The conversation was cleared after 1 minutes without activity." in [i.value for i in at.main.info]
+    assert "The conversation was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
     assert not [d for d in at.main.download_button if d.label.startswith("Export")]
 
     # The other session was not touched, and the notice goes with the next question.
     at = ask(at, "and what about subsidence?")
-    assert [m.markdown[0].value for m in messages(at, "user")] == ["and what about subsidence?"]
-    assert not [c for c in messages(at, "assistant")[0].caption if c.value.startswith("Searched as:")]
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == ["and what about subsidence?"]
+    assert not [c for c in messages(at, "assistant")[0].caption if c.value.startswith("Searched as")]
     assert not [i for i in at.main.info if "cleared after" in i.value]
 
 
@@ -321,16 +326,17 @@ def test_delete_needs_confirmation_and_empties_the_library(monkeypatch, tmp_path
     use_home(monkeypatch, home)
     at = start()
     [caption] = library_captions(at)
-    assert caption.startswith("**acme-home.pdf**")
-    assert at.sidebar.selectbox(key="delete_name").value == "acme-home.pdf"
-    sure = at.sidebar.checkbox(key="delete_sure")
-    assert sure.label == "Yes, delete acme-home.pdf and its passages" and sure.value is False
+    assert shown(caption).startswith("**acme-home.pdf**")
+    [doc] = PolicyBot(make_settings(home)).documents().documents
+    assert at.sidebar.selectbox(key="delete_doc").value == doc.sha256
+    sure = at.sidebar.checkbox(key=f"delete_sure_{doc.sha256[:16]}")
+    assert shown(sure.label) == "Yes, delete acme-home.pdf and its passages" and sure.value is False
     assert at.sidebar.button(key="do_delete").disabled
 
     with pytest.raises(AppTestError, match="disabled"):  # as in a browser: it cannot be pressed
         at.sidebar.button(key="do_delete").click()
 
-    at.sidebar.checkbox(key="delete_sure").check().run()
+    at.sidebar.checkbox(key=f"delete_sure_{doc.sha256[:16]}").check().run()
     assert not at.sidebar.button(key="do_delete").disabled
     at.sidebar.button(key="do_delete").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -340,3 +346,155 @@ def test_delete_needs_confirmation_and_empties_the_library(monkeypatch, tmp_path
     assert "Delete a document" not in sidebar_view(at)["expanders"]
     assert PolicyBot(make_settings(home)).documents().documents == []
     assert not list((home / "files").glob("*.pdf"))
+
+
+# --- hardening (issue 8) ----------------------------------------------------------------------
+
+
+def _unescaped(value: str, syntax: str) -> bool:
+    """Whether Markdown syntax appears in a string without its escaping backslash."""
+    return re.search(r"(?<!\\)" + re.escape(syntax), value) is not None
+
+
+def rendered_strings(at: AppTest) -> list[str]:
+    """Every string the page would interpret as Markdown or HTML."""
+    values = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    values += [e.label for e in at.expander] + [b.label for b in at.button] + [d.label for d in at.get("download_button")]
+    values += [a.value for kind in ("info", "warning", "error", "success") for a in at.get(kind)]
+    return values
+
+
+def test_two_sessions_delete_acts_on_the_confirmed_document_only(monkeypatch, tmp_path):
+    names = ["good.pdf", "política-ñ-测试.pdf", "prompt-injection.pdf"]
+    home = tmp_path / "home"
+    bot = PolicyBot(make_settings(home))
+    for i, name in enumerate(names):
+        bot.ingest_file(pdfs.simple_pdf(tmp_path / f"{i}.pdf", [f"Document {i} covers item {i}."]), name=name)
+    target = next(d for d in bot.documents().documents if d.name == "prompt-injection.pdf")
+    use_home(monkeypatch, home)
+
+    a, b = start(), start()
+    for session in (b, a):  # B confirms first, then A
+        session.sidebar.selectbox(key="delete_doc").select(target.sha256).run()
+        session.sidebar.checkbox(key=f"delete_sure_{target.sha256[:16]}").check().run()
+    a.sidebar.button(key="do_delete").click().run()
+    assert not a.exception
+    assert [shown(s.value) for s in a.sidebar.success] == ["Deleted prompt-injection.pdf."]
+
+    b.sidebar.button(key="do_delete").click().run()  # B's list changed under it
+    assert not b.exception
+    assert [shown(w.value) for w in b.sidebar.warning] == ["prompt-injection.pdf was already deleted; nothing else was changed"]
+    assert sorted(d.name for d in PolicyBot(make_settings(home)).documents().documents) == names[:2]
+    # B's box now shows a remaining document, unconfirmed.
+    assert b.sidebar.selectbox(key="delete_doc").value != target.sha256
+    assert not any(c.value for c in b.sidebar.checkbox if c.key and c.key.startswith("delete_sure_"))
+
+
+def test_document_markdown_and_html_are_shown_as_text(monkeypatch, tmp_path):
+    home = small_home(tmp_path, pdfs.hostile_markdown_pdf(tmp_path / "ponds.pdf"))
+    use_home(monkeypatch, home)
+    at = ask(start(), "Are garden ponds covered for storm damage?")
+    [assistant] = messages(at, "assistant")
+    answer = plain_text(assistant.markdown[0].value)
+    assert "![pixel](http://127.0.0.1:8999/track.png)" in answer.replace("\n", " ")  # quoted, as text
+    for value in rendered_strings(at):
+        for syntax in ("![", "](", "<script", "<img", "<a ", "javascript:", "http://", "https://", "www.", "$"):
+            assert not _unescaped(value.replace("&#", ""), syntax), (syntax, value[:300])
+    panels = [m.value for e in assistant.expander for m in e.markdown if "<mark>" in m.value or "<div" in m.value]
+    assert panels, "no chunk panel"
+    for html_block in panels:  # the app's only HTML: a div and the quote mark, nothing from the document
+        assert set(re.findall(r"</?([a-z]+)", html_block)) <= {"div", "mark"}, html_block[:300]
+        assert "\n" not in html_block
+        assert "![pixel](http://127.0.0.1:8999/track.png)" in plain_text(html_block).replace("\n", " ")
+
+
+def test_hostile_upload_names_are_made_safe_and_never_crash(monkeypatch, tmp_path):
+    home = small_home(tmp_path)
+    use_home(monkeypatch, home)
+    at = start()
+    policy = pdfs.sample_policy(tmp_path / "p.pdf").read_bytes()
+    other = pdfs.simple_pdf(tmp_path / "o.pdf", ["Bicycles are covered away from home."]).read_bytes()
+    third = pdfs.simple_pdf(tmp_path / "t.pdf", ["Garden sheds are covered for storm damage."]).read_bytes()
+    files = [
+        ("![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf", policy, PDF),
+        ("n" * 300 + ".pdf", other, PDF),  # used to crash the page with OSError: File name too long
+        ("../../evil.pdf", third, PDF),
+    ]
+    at.sidebar.file_uploader[0].set_value(files).run()
+    at.sidebar.button(key="do_upload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    stored = sorted(d.name for d in PolicyBot(make_settings(home)).documents().documents)
+    assert stored == sorted(["pixel-from-name.png y javascript alert 5.pdf", "n" * 116 + ".pdf", "evil.pdf"])
+    at.run()
+    captions = [shown(c) for c in library_captions(at)]
+    assert sorted(c.split("** — ")[0].lstrip("*") for c in captions) == stored
+    for value in rendered_strings(at):
+        assert not _unescaped(value, "](") and not _unescaped(value, "!["), value
+    assert not (home / "uploads").exists() or not list((home / "uploads").iterdir())
+    assert not list(Path("/tmp").glob("policybot-upload-*"))
+
+
+def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
+    at = start()
+    at.sidebar.text_input(key="pin").input("4321")
+    at.sidebar.button(key="unlock").click().run()
+    assert sidebar_view(at)["uploaders"] == ["Add PDFs"] and not at.session_state["history"]
+    at.session_state["last_active"] = time.time() - 120  # the admin walked away
+    at.run()
+    assert not at.exception
+    assert at.session_state["unlocked"] is False and sidebar_view(at)["uploaders"] == []
+    assert any("Admin locked again after 1 minutes without activity." in shown(i.value) for i in at.main.info)
+
+
+def test_kiosk_admin_locks_again_after_its_maximum_time(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_UNLOCK_MINUTES="10")
+    at = start()
+    at.sidebar.text_input(key="pin").input("4321")
+    at.sidebar.button(key="unlock").click().run()
+    assert at.session_state["unlocked"] is True
+    at.session_state["unlocked_at"] = time.time() - 11 * 60  # busy, but unlocked for too long
+    at.run()
+    assert at.session_state["unlocked"] is False and sidebar_view(at)["uploaders"] == []
+    assert any("stays unlocked for at most 10 minutes" in shown(i.value) for i in at.main.info)
+
+
+def test_kiosk_pin_guesses_back_off_across_sessions(monkeypatch, tmp_path):
+    use_home(monkeypatch, small_home(tmp_path), POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321")
+    at = start()
+    errors = []
+    for guess in ("0000", "1111", "2222", "3333"):
+        at.sidebar.text_input(key="pin").input(guess)
+        at.sidebar.button(key="unlock").click().run()
+        errors.append(shown(at.sidebar.error[0].value))
+    assert errors[:3] == ["Wrong PIN."] * 3
+    assert errors[3] == "Wrong PIN. Wait 5 s before trying again."
+    at.sidebar.text_input(key="pin").input("4321")  # the right PIN, too soon
+    at.sidebar.button(key="unlock").click().run()
+    assert shown(at.sidebar.error[0].value).startswith("Too many wrong PINs. Try again in")
+    assert at.session_state["unlocked"] is False
+    # Fresh browser sessions share the global count: past ten wrong PINs in all, everyone waits.
+    for i in range(7):
+        other = start()
+        other.sidebar.text_input(key="pin").input(f"9{i}99")
+        other.sidebar.button(key="unlock").click().run()
+    fresh = start()
+    fresh.sidebar.text_input(key="pin").input("4321")
+    fresh.sidebar.button(key="unlock").click().run()
+    assert shown(fresh.sidebar.error[0].value).startswith("Too many wrong PINs. Try again in")
+    assert fresh.session_state["unlocked"] is False
+
+
+def test_streamlit_config_keeps_a_kiosk_offline_and_minimal():
+    """`streamlit run app.py` without the Makefile's flags reads these from .streamlit/config.toml."""
+    import subprocess
+    import sys
+
+    code = (
+        "from streamlit import config; config.get_config_options(force_reparse=True); "
+        "print([config.get_option(k) for k in ('client.toolbarMode', 'server.fileWatcherType', "
+        "'browser.gatherUsageStats', 'server.headless', 'client.showErrorDetails')])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=APP.parent, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "['minimal', 'none', False, True, 'none']", done.stderr[-500:]

@@ -182,3 +182,123 @@ def test_question_answer_and_citation_in_browser(tmp_path):
             shutil.copy2(shot, Path(SCREENSHOT_DIR) / shot.name)
     finally:
         stop(server)
+
+
+class Tracker:
+    """A local HTTP listener standing in for a tracking server: it logs every request."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        hits = self.hits = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def start_app(home: Path, tmp_path: Path, extra_args: list[str] = ()) -> tuple[subprocess.Popen, str, Path]:
+    """`streamlit run app.py` as a user would type it: the server settings come from the
+    project's .streamlit/config.toml, not from flags."""
+    port = free_port()
+    env = dict(
+        os.environ,
+        POLICYBOT_HOME=str(home),
+        POLICYBOT_MODELS_DIR=str(home / "models"),
+        POLICYBOT_PROFILE="lite",
+        OLLAMA_HOST=NO_OLLAMA,
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    log = tmp_path / "streamlit.log"
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port), *extra_args]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    wait_for_http(url, server, log)
+    return server, url, log
+
+
+def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
+    """Issue 8: Markdown, HTML and scripts inside a PDF, and in uploaded file names, are shown
+    as text; the browser makes no request anywhere but the app."""
+    from tests import pdfs
+
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+    tracker = Tracker()
+    home = tmp_path / "home"
+    report = PolicyBot(make_settings(home)).ingest([pdfs.hostile_markdown_pdf(tmp_path / "ponds.pdf", tracker.url)])
+    assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
+    server, url, log = start_app(home, tmp_path)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(60_000)
+                requests: list[str] = []
+                page.on("request", lambda r: requests.append(r.url))
+                page.goto(url)
+                chat = page.get_by_test_id("stChatInputTextArea")
+                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                chat.fill("Are garden ponds covered for storm damage?")
+                chat.press("Enter")
+                panel = page.locator("details").filter(has=page.locator("summary", has_text="ponds.pdf")).first
+                panel.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                panel.locator("summary").click()
+                panel.locator('[data-testid="stImage"] img').wait_for(state="visible")
+
+                # Upload files whose names carry Markdown, a path and an overlong name.
+                hostile_name = f"![x]({tracker.url}/pixel-from-name.png) [y](javascript:alert(5)).pdf"
+                pdf = pdfs.simple_pdf(tmp_path / "u.pdf", ["Bicycles are covered away from home."]).read_bytes()
+                files = [
+                    {"name": hostile_name, "mimeType": "application/pdf", "buffer": pdf},
+                    {"name": "n" * 240 + ".pdf", "mimeType": "application/pdf", "buffer": pdfs.simple_pdf(tmp_path / "v.pdf", ["Sheds."]).read_bytes()},
+                ]
+                page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+                page.get_by_role("button", name="Add to library").click()
+                page.get_by_text("pixel-from-name.png y javascript alert 5.pdf", exact=False).first.wait_for(timeout=ANSWER_TIMEOUT_MS)
+                page.wait_for_timeout(1500)
+
+                body = page.locator("body").inner_text()
+                assert f"![pixel]({tracker.url}/track.png)" in " ".join(body.split()), body[:2000]
+                assert page.evaluate("() => window.pwned") is None
+                planted = page.evaluate(
+                    r"""(tracker) => [
+                        ...Array.from(document.querySelectorAll('img')).map(e => e.src).filter(s => s.includes(tracker) || s.endsWith('/x')),
+                        ...Array.from(document.querySelectorAll('a')).map(e => e.getAttribute('href') || '')
+                            .filter(h => /^(https?:|javascript:|mailto:|www\.)/i.test(h) && !h.startsWith(location.origin)),
+                        ...Array.from(document.querySelectorAll('script')).map(e => e.textContent).filter(t => t.includes('pwned')),
+                    ]""",
+                    tracker.url,
+                )
+                assert planted == [], planted
+                assert "Traceback" not in body and "File name too long" not in body
+                if SCREENSHOT_DIR:
+                    fit_viewport_to_content(page)
+                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "hostile.png"), full_page=True)
+            finally:
+                browser.close()
+        origin = url.rstrip("/")
+        outside = [r for r in requests if not r.startswith((origin, "data:", "blob:"))]
+        assert outside == [], outside
+        assert tracker.hits == [], tracker.hits
+    finally:
+        stop(server)
+        tracker.close()

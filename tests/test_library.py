@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from policybot.registry import Registry
-from policybot.service import PolicyBot
+from policybot.service import AlreadyDeleted, PolicyBot
 from tests import pdfs
 from tests.conftest import make_settings
 
@@ -176,3 +176,163 @@ def test_index_survives_a_restart(tmp_path, policy_pdf):
     fresh = PolicyBot(settings)
     hits = fresh.search("What does Insured Person mean?", k=3).hits
     assert hits[0].section.endswith("1.1 Insured Person")
+
+
+# --- hardening (issue 8) ----------------------------------------------------------------------
+
+
+def test_delete_is_bound_to_the_confirmed_document(bot, tmp_path):
+    """Two sessions: B confirmed 'prompt-injection.pdf', A deleted it first. B's delete must
+    change nothing (it used to delete whatever the list showed by then)."""
+    names = ["good.pdf", "política-ñ-测试.pdf", "prompt-injection.pdf"]
+    for i, name in enumerate(names):
+        bot.ingest_file(pdfs.simple_pdf(tmp_path / f"{i}.pdf", [f"Document {i} about cover number {i}."]), name=name)
+    target = next(d for d in bot.documents().documents if d.name == "prompt-injection.pdf")
+    bot.delete(target.name, sha256=target.sha256)  # session A
+    with pytest.raises(AlreadyDeleted, match="already deleted"):
+        bot.delete(target.name, sha256=target.sha256)  # session B, a moment later
+    assert [d.name for d in bot.documents().documents] == names[:2]
+    # Same name, new content: the confirmed (old) one is gone, so the new one stays.
+    bot.ingest_file(pdfs.simple_pdf(tmp_path / "new.pdf", ["Different wording entirely."]), name="prompt-injection.pdf")
+    with pytest.raises(AlreadyDeleted):
+        bot.delete("prompt-injection.pdf", sha256=target.sha256)
+    assert "prompt-injection.pdf" in [d.name for d in bot.documents().documents]
+
+
+def test_concurrent_deletes_from_two_threads_delete_once(bot, tmp_path):
+    import threading
+
+    for name in ("a.pdf", "b.pdf"):
+        bot.ingest_file(pdfs.simple_pdf(tmp_path / name, [f"Policy {name} covers bicycles."]), name=name)
+    doc = next(d for d in bot.documents().documents if d.name == "a.pdf")
+    results: list[str] = []
+
+    def delete() -> None:
+        try:
+            bot.delete(doc.name, sha256=doc.sha256)
+            results.append("deleted")
+        except AlreadyDeleted:
+            results.append("already deleted")
+
+    threads = [threading.Thread(target=delete) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["already deleted", "deleted"]
+    assert [d.name for d in bot.documents().documents] == ["b.pdf"]
+
+
+def test_uploads_get_safe_names_and_are_staged_inside_the_data_folder(bot, policy_pdf, monkeypatch):
+    staged: list = []
+    real = bot.ingest_file
+
+    def spy(path, progress=None, name=None):
+        staged.append(path)
+        assert path.exists()
+        return real(path, progress, name=name)
+
+    monkeypatch.setattr(bot, "ingest_file", spy)
+    data = policy_pdf.read_bytes()
+    hostile = "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf"
+    outcome = bot.ingest_upload(hostile, data)
+    assert outcome.status == "ingested" and outcome.name == "pixel-from-name.png y javascript alert 5.pdf"
+    long = bot.ingest_upload("x" * 300 + ".pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40)  # used to crash (ENAMETOOLONG)
+    assert long.status == "failed" and long.error_kind == "corrupt" and long.name == "x" * 116 + ".pdf"
+    assert bot.ingest_upload("../../evil.pdf", pdfs.simple_pdf(bot.settings.home.parent / "e.pdf", ["Evil cover."]).read_bytes()).name == "evil.pdf"
+    home = bot.settings.home.resolve()
+    assert staged and all(home in p.resolve().parents for p in staged)
+    assert not any(p.exists() for p in staged)  # removed, failed or not
+    assert list((bot.settings.home / "uploads").iterdir()) == []
+    assert sorted(d.name for d in bot.documents().documents) == ["evil.pdf", "pixel-from-name.png y javascript alert 5.pdf"]
+
+
+def test_ingest_outcome_reports_damage_and_stripped_lines(bot, tmp_path, policy_pdf):
+    garbled = pdfs.garbled_xref_pdf(tmp_path / "garbled.pdf", policy_pdf)
+    [outcome] = bot.ingest([garbled]).outcomes
+    assert outcome.status == "ingested"
+    assert outcome.warnings and outcome.warnings[0].startswith("damaged PDF: 5 of 5 pages recovered")
+    assert outcome.running_lines_removed == 5 and outcome.running_line_example == "Acme Home Policy - page 1 of 5"
+    assert "5 running header/footer line(s) left out, e.g. 'Acme Home Policy - page 1 of 5'" in outcome.message
+
+
+def _crash_after_vectors(bot, pdf):
+    """What a kill -9 between the vector write and the registry commit leaves behind."""
+    from policybot.ingest import sha256_of
+
+    sha = sha256_of(pdf)
+    doc_id = f"{sha[:16]}-crashed"
+    bot.registry.begin_pending(bot.index.collection, doc_id, str(bot.index.files_dir / f"{sha}.pdf"))
+    stored, _ = bot.index.store_file(pdf, sha)
+    bot.index.store.add([f"{doc_id}:00000"], bot.embedder.embed(["half an ingestion"]), ["half an ingestion"],
+                        [{"doc_id": doc_id, "name": pdf.name, "section": "", "page_start": 1, "page_end": 1, "kind": "text"}])
+    return doc_id, stored
+
+
+def test_restart_cleans_up_an_interrupted_ingestion(tmp_path, policy_pdf):
+    settings = make_settings(tmp_path / "home")
+    bot = PolicyBot(settings)
+    kept = pdfs.simple_pdf(tmp_path / "kept.pdf", ["Kept document about garden sheds."])
+    bot.ingest([kept])
+    doc_id, stored = _crash_after_vectors(bot, policy_pdf)
+    (bot.index.files_dir / "half-copied.part").write_bytes(b"%PDF-")
+    (bot.index.files_dir / f"{'0' * 64}.pdf").write_bytes(b"%PDF- an orphan, no registry row, no journal")
+    assert doc_id in bot.index.store.doc_ids() and stored.exists()
+
+    fresh = PolicyBot(settings)  # the next start
+    assert fresh.index.store.doc_ids() == {d.doc_id for d in fresh.index.documents()}
+    assert sorted(p.name for p in fresh.index.files_dir.iterdir()) == [f"{fresh.index.documents()[0].sha256}.pdf"]
+    assert fresh.registry.pending() == []
+    # The crashed file ingests cleanly afterwards.
+    assert [o.status for o in fresh.ingest([policy_pdf]).outcomes] == ["ingested"]
+
+
+def test_clean_up_waits_for_another_process_ingesting(tmp_path, policy_pdf):
+    settings = make_settings(tmp_path / "home")
+    bot = PolicyBot(settings)
+    bot.index
+    doc_id, stored = _crash_after_vectors(bot, policy_pdf)  # as if still being written by another process
+    with bot.library_lock.hold():
+        other = PolicyBot(settings)
+        assert other.index.recover(other.library_lock).total == 0
+        assert stored.exists() and doc_id in other.index.store.doc_ids()
+    assert other.index.recover(other.library_lock).interrupted == 1
+    assert not stored.exists() and doc_id not in other.index.store.doc_ids()
+
+
+def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_path):
+    """A kill while Chroma persists its HNSW files leaves them torn, and Chroma then crashes the
+    next process (SIGSEGV). The write marker makes the next start set the store aside and
+    refill a fresh one from the vectors kept in the registry. Run in a child process: if the
+    torn store were opened, it would take the test runner down with it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from policybot.index import write_marker
+    from tests.conftest import NO_OLLAMA, SAMPLE_POLICY
+
+    home = tmp_path / "home"
+    bot = PolicyBot(make_settings(home))
+    bot.ingest([SAMPLE_POLICY])  # enough chunks for Chroma to persist HNSW files
+    question = "How does the deductible apply to water damage?"
+    before = [h.chunk_id for h in bot.search(question, k=5).hits]
+    chunks = bot.index.store.count()
+    torn = sorted((home / "chroma").rglob("*.bin"))
+    assert torn, "Chroma wrote no HNSW files; the test needs more chunks"
+    write_marker(home).write_text("4242")  # the writer died inside a write...
+    for path in torn:  # ...half way through persisting
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POLICYBOT_")}
+    env.update(HF_HUB_OFFLINE="1", OLLAMA_HOST=NO_OLLAMA, POLICYBOT_MODELS_DIR=str(home / "models"))
+    done = subprocess.run(
+        [sys.executable, "-m", "policybot", "--home", str(home), "--profile", "lite", "search", "--json", question, "--k", "5"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [h["chunk_id"] for h in json.loads(done.stdout)["hits"]] == before
+    assert "rebuilding from the registry" in done.stderr
+    assert len(list(home.glob("chroma.interrupted-*"))) == 1 and not write_marker(home).exists()
+    assert f"restored={chunks}" in done.stderr  # every vector came back, none re-embedded
