@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -14,6 +15,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import typer  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -46,7 +48,7 @@ def _print_json(model: BaseModel) -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -109,11 +111,13 @@ def ingest(
         err.print(f"profile {report.profile} ({bot.profile.reason}); chunker {report.chunker}", highlight=False)
         for o in report.outcomes:
             if o.status == "failed":
-                out.print(f"[red]FAILED[/red]    {o.message}", highlight=False)
+                out.print(f"[red]FAILED[/red]    {escape(o.message)}", highlight=False)
                 continue
             detail = f"{o.pages} pages, {o.chunks} chunks, {o.sections} sections, {o.tables} tables"
             note = f" — {o.message}" if o.message else ""
-            out.print(f"[green]{o.status:<9}[/green] {o.name}: {detail} ({o.seconds:.1f} s){note}", highlight=False)
+            out.print(f"[green]{o.status:<9}[/green] {escape(o.name)}: {detail} ({o.seconds:.1f} s){escape(note)}", highlight=False)
+            for warning in o.warnings:
+                out.print(f"[yellow]warning[/yellow]   {escape(o.name)}: {escape(warning)}", highlight=False)
     if report.failed:
         raise typer.Exit(1)
 
@@ -279,6 +283,9 @@ def eval_command(
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (smoke runs)."),
 ) -> None:
     """Measure retrieval, refusals, citations and cost on evaluation datasets."""
+    missing = [m for m in ("ranx", "matplotlib", "rouge_score") if importlib.util.find_spec(m) is None]
+    if missing:
+        _fail(f"policybot eval needs {', '.join(missing)}: run `pip install -e '.[eval]'` (or `make eval`)")
     from policybot.eval_harness import CONFIGS, GRID, run_grid
 
     names = GRID if grid else config

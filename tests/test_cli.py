@@ -367,3 +367,46 @@ def test_ask_json_extractive_and_refusal(tmp_path, monkeypatch):
     assert Answer.model_validate_json(refused.stdout).refused
     unknown = runner.invoke(app, base + ["ask", "anything", "--docs", "nope.pdf"])
     assert unknown.exit_code == 2 and "not indexed" in unknown.output
+
+
+def test_ingest_json_is_one_document_even_for_damaged_files(tmp_path, policy_pdf):
+    """A real process: MuPDF writes its errors from C straight to the file descriptors, which
+    CliRunner never sees. stdout must hold exactly one JSON document."""
+    import json
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    pdfs.garbled_xref_pdf(bad / "garbled.pdf", policy_pdf)
+    pdfs.truncated_pdf(bad / "truncated.pdf")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POLICYBOT_")}
+    env.update(HF_HUB_OFFLINE="1", OLLAMA_HOST=NO_OLLAMA, POLICYBOT_MODELS_DIR=str(tmp_path / "models"))
+    done = subprocess.run(
+        [sys.executable, "-m", "policybot", "--home", str(tmp_path / "home"), "--profile", "lite",
+         "ingest", "--json", str(bad / "garbled.pdf"), str(bad / "truncated.pdf")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]  # one file failed
+    report = IngestReport.model_validate(json.loads(done.stdout))  # the whole of stdout parses
+    garbled, truncated = report.outcomes
+    assert garbled.status == "ingested" and garbled.warnings[0].startswith("damaged PDF: 5 of 5 pages recovered")
+    assert truncated.status == "failed" and truncated.error_kind == "corrupt" and "damaged PDF" in truncated.message
+    assert "MuPDF" not in done.stdout + done.stderr
+
+
+def test_ingest_text_output_shows_damage_warnings(tmp_path, policy_pdf):
+    garbled = pdfs.garbled_xref_pdf(tmp_path / "garbled.pdf", policy_pdf)
+    result = run(tmp_path / "home", "ingest", str(garbled))
+    assert result.exit_code == 0
+    assert "warning garbled.pdf: damaged PDF: 5 of 5 pages recovered" in plain(result.output)
+
+
+def test_eval_without_its_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ranx" else real(name, *a))
+    result = CliRunner().invoke(app, ["eval", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "pip install -e '.[eval]'" in plain(result.output) and "make eval" in plain(result.output)
