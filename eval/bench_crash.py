@@ -7,7 +7,7 @@ DOCS_FOLDER defaults to the three FEMA forms in ../shared/eval-data/nfip-flood/d
 round removes one or two documents so that the next ingestion has work to do, starts
 `policybot ingest DOCS_FOLDER` in its own process, and kills it after a random delay drawn
 over the length of a complete run. The random moments rarely fall in the short window where
-the index is written, so ``--aimed`` rounds more watch the journal and kill 0-150 ms after an
+the index is written, so ``--aimed`` rounds more watch the journal and kill 0-500 ms after an
 ingestion opens its journal row (stored file, vector write, registry commit). After every
 kill, before anything is repaired, it checks
 that no registered document is incomplete (what a search could show). Then a last ingestion
@@ -121,7 +121,7 @@ def kill_when_writing(proc: subprocess.Popen, home: Path, rng: random.Random) ->
     started = time.perf_counter()
     while proc.poll() is None and not pending_rows(home):
         time.sleep(0.002)
-    time.sleep(rng.uniform(0.0, 0.15))
+    time.sleep(rng.uniform(0.0, 0.5))
     return time.perf_counter() - started
 
 
