@@ -176,6 +176,7 @@ def llamacpp_llm(settings: Settings, model_path: Path) -> ChatLLM:
         n_ctx=context,
         temperature=settings.llm_temperature,
         max_tokens=settings.answer_max_tokens,
+        seed=0,  # a fixed sampling seed: the same question gets the same answer (repeatable evals)
         verbose=False,
     )
 
