@@ -44,14 +44,16 @@ browser:
 	@if command -v chromium >/dev/null 2>&1; then \
 		:; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "Installing Debian's chromium for tests/test_browser.py"; \
+		echo "Installing Debian's chromium for tests/test_app_browser.py"; \
 		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ) \
-			|| echo "note: apt-get could not install chromium; tests/test_browser.py will skip"; \
+			|| echo "note: apt-get could not install chromium; tests/test_app_browser.py will skip"; \
 	else \
-		echo "note: chromium not found and apt-get unavailable (or not root); tests/test_browser.py will skip"; \
+		echo "note: chromium not found and apt-get unavailable (or not root); tests/test_app_browser.py will skip"; \
 	fi
 
+# The type checker first (strict on the pipeline's stages; see pyproject.toml), then the tests.
 test: install-dev browser
+	$(BIN)/mypy
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 
 # The full evaluation on every dataset found: the repo's behaviour set and ../shared/eval-data/*.

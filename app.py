@@ -6,28 +6,24 @@ file only draws widgets, keeps per-session state, and forwards questions and upl
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
-from pathlib import Path
 
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+from policybot.startup import configure_process
+
+configure_process()  # before Streamlit and the model libraries load
 
 import streamlit as st  # noqa: E402
 
-from policybot.chat import Conversation  # noqa: E402
+from policybot.events import AnswerEvent, PassagesEvent, StageEvent, StandaloneEvent, TokenEvent  # noqa: E402
 from policybot.export import conversation_json, conversation_markdown  # noqa: E402
-from policybot.feedback import FeedbackStore  # noqa: E402
 from policybot.kiosk import PinGate, relock_reason  # noqa: E402
-from policybot.markup import escape_markdown, literal_block  # noqa: E402
-from policybot.pages import cached_render, highlight_html  # noqa: E402
-from policybot.schemas import Answer, Citation, DocumentInfo, DocumentList  # noqa: E402
+from policybot.markup import escape_markdown, highlight_html, literal_block  # noqa: E402
+from policybot.options import AskOptions  # noqa: E402
+from policybot.schemas import DISCLAIMER, Answer, Citation, DocumentInfo, DocumentList  # noqa: E402
 from policybot.service import AlreadyDeleted, PolicyBot, PolicyBotError  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
-DISCLAIMER = "PolicyBot is an assistive tool, not legal advice. Always check the cited source."
 STAGE_LABELS = {
     "condensing": "Understanding your follow-up…",
     "expanding": "Writing search queries…",
@@ -43,11 +39,6 @@ def load_bot(settings_json: str) -> PolicyBot:
     bot = PolicyBot(Settings.model_validate_json(settings_json))
     bot.warm_up()
     return bot
-
-
-@st.cache_resource
-def load_feedback(path: str) -> FeedbackStore:
-    return FeedbackStore(Path(path))
 
 
 @st.cache_resource
@@ -72,13 +63,6 @@ def session() -> dict:
 def clear_conversation(reason: str | None = None) -> None:
     st.session_state.history = []
     st.session_state.notice = reason
-
-
-def conversation_of(history: list[tuple[str, Answer]], max_turns: int) -> Conversation:
-    convo = Conversation(max_turns)
-    for _, answer in history:
-        convo.add(answer)
-    return convo
 
 
 # --- sidebar ------------------------------------------------------------------------------
@@ -182,7 +166,7 @@ def delete_document(bot: PolicyBot, name: str, sha256: str) -> None:
     st.session_state.pop(f"delete_sure_{sha256[:16]}", None)
 
 
-def sidebar_settings(bot: PolicyBot) -> dict:
+def sidebar_settings(bot: PolicyBot) -> AskOptions:
     """Per-session answer settings (they never change other sessions)."""
     s = bot.settings
     with st.sidebar.expander("Settings"):
@@ -191,7 +175,7 @@ def sidebar_settings(bot: PolicyBot) -> dict:
         top_p = st.slider("Top-p (passage selection)", 0.5, 1.0, float(s.fusion_top_p), 0.05, key="top_p")
         rewrites = st.slider("Query rewrites", 0, 8, int(s.expansion_rewrites), key="rewrites")
         language = st.selectbox("Answer language", ["auto", "English", "Bahasa Melayu", "Français", "Español", "Deutsch", "हिन्दी"], key="language")
-    return {"fast_mode": fast, "rerank": rerank, "fusion_top_p": top_p, "rerank_top_p": top_p, "expansion_rewrites": rewrites, "answer_language": language}
+    return AskOptions(fast=fast, rerank=rerank, top_p=top_p, rewrites=rewrites, language=language)
 
 
 def sidebar_kiosk(bot: PolicyBot) -> bool:
@@ -253,28 +237,27 @@ def citation_title(c: Citation, refused: bool) -> str:
     return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark} · score {c.score:.2f}"
 
 
-def render_citation(c: Citation, stored: dict[str, str], refused: bool, key: str) -> None:
+def render_citation(bot: PolicyBot, c: Citation, refused: bool, key: str) -> None:
     with st.expander(citation_title(c, refused)):
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
-        path = stored.get(c.doc)
-        if not path or not Path(path).is_file():
-            st.caption("The PDF of this document is not stored any more.")
-            return
         try:
-            image = cached_render(path, c.page_start, c.quote, 110)
-            st.image(image, caption=f"{c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else ""))
-        except ValueError as exc:
-            st.caption(escape_markdown(str(exc)))
-        st.download_button(
-            escape_markdown(f"Download {c.doc} (see page {c.page_start})"),
-            data=lambda: Path(path).read_bytes(),  # read only when clicked, not on every rerun
-            file_name=c.doc,
-            mime="application/pdf",
-            key=f"dl-{key}",
-        )
+            image = bot.page_image(c.doc, c.page_start, c.quote)
+        except PolicyBotError as exc:  # the document was deleted, or the page is gone
+            st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+            return
+        st.image(image, caption=f"{c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else ""))
+        pdf = bot.stored_pdf(c.doc)
+        if pdf is not None:
+            st.download_button(
+                escape_markdown(f"Download {c.doc} (see page {c.page_start})"),
+                data=lambda: pdf.read_bytes(),  # read only when clicked, not on every rerun
+                file_name=c.doc,
+                mime="application/pdf",
+                key=f"dl-{key}",
+            )
 
 
-def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: FeedbackStore, banner: str | None) -> None:
+def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None) -> None:
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
@@ -282,12 +265,8 @@ def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: 
         st.caption(f"ℹ️ {escape_markdown(answer.notice)}")
     if answer.refused:
         st.caption("Closest passages, for reading:")
-        shown = answer.citations
-    else:
-        cited = [c for c in answer.citations if c.cited]
-        shown = cited or answer.citations
-    for c in shown:
-        render_citation(c, stored, answer.refused, f"{index}-{c.n}")
+    for c in answer.shown_citations:
+        render_citation(bot, c, answer.refused, f"{index}-{c.n}")
     cols = st.columns([1, 1, 3])
     with cols[0].popover("Copy answer"):
         st.code(answer.answer, language=None, wrap_lines=True)
@@ -296,32 +275,30 @@ def render_answer(answer: Answer, stored: dict[str, str], index: int, feedback: 
         with cols[2]:
             comment = st.text_input("Comment (optional)", key=f"comment-{index}")
             if st.button("Send feedback", key=f"send-{index}"):
-                feedback.add(answer.question, answer, "up" if rating == 1 else "down", comment, st.session_state.session_id)
+                bot.record_feedback(answer, "up" if rating == 1 else "down", comment, st.session_state.session_id)
                 st.toast("Thank you — saved on this machine.")
 
 
-def ask(bot: PolicyBot, question: str, scope: list[str], overrides: dict, stored: dict[str, str]) -> Answer | None:
+def ask(bot: PolicyBot, question: str, options: AskOptions) -> Answer | None:
     """Stream one answer: status line, first passages, then tokens."""
-    history = st.session_state.history
-    convo = conversation_of(history, bot.settings.memory_turns)
+    history = [answer for _, answer in st.session_state.history]
     final: dict[str, Answer] = {}
     status = st.status("Searching the documents…", expanded=False)
     preview = st.empty()
 
     def tokens():
-        for event in bot.ask_stream(question, convo.turns, scope, fast=overrides.get("fast_mode"), overrides=overrides):
-            if event.kind == "stage":
-                status.update(label=STAGE_LABELS.get(event.data, event.data))
-            elif event.kind == "standalone":
-                status.write(escape_markdown(f"Searching as: {event.data}"))
-            elif event.kind == "passages":
-                if event.data:
-                    lines = "\n".join(f"- {escape_markdown(c.label)}" for c in event.data[:3])
-                    preview.markdown(f"**Closest passages so far:**\n{lines}")
-            elif event.kind == "token":
-                yield event.data
-            elif event.kind == "answer":
-                final["answer"] = event.data
+        for event in bot.ask_stream(question, history, options):
+            if isinstance(event, StageEvent):
+                status.update(label=STAGE_LABELS.get(event.name, event.name))
+            elif isinstance(event, StandaloneEvent):
+                status.write(escape_markdown(f"Searching as: {event.question}"))
+            elif isinstance(event, PassagesEvent) and event.passages:
+                lines = "\n".join(f"- {escape_markdown(c.label)}" for c in event.passages[:3])
+                preview.markdown(f"**Closest passages so far:**\n{lines}")
+            elif isinstance(event, TokenEvent):
+                yield event.text
+            elif isinstance(event, AnswerEvent):
+                final["answer"] = event.answer
 
     try:
         st.write_stream(tokens())
@@ -357,7 +334,6 @@ def main() -> None:
     state = session()
     settings = Settings()
     bot = load_bot(settings.model_dump_json())
-    feedback = load_feedback(str(settings.home / "feedback.sqlite"))
 
     # Kiosk: a conversation left idle is cleared, and the admin locked, before the next person
     # sees the page. Every full run is a visitor's action, so it counts as activity.
@@ -371,8 +347,7 @@ def main() -> None:
     listing = bot.documents()
     extractive_notice = sidebar_status(bot, listing)
     scope = sidebar_library(bot, listing, can_edit)
-    overrides = sidebar_settings(bot) if can_edit else {}
-    stored = {d.name: d.stored_path for d in listing.documents}
+    options = (sidebar_settings(bot) if can_edit else AskOptions()).merged(docs=scope)
 
     if extractive_notice:
         st.info(f"**Extractive mode:** {escape_markdown(extractive_notice)}", icon="ℹ️")
@@ -391,7 +366,7 @@ def main() -> None:
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
-            render_answer(answer, stored, i, feedback, extractive_notice)
+            render_answer(bot, answer, i, extractive_notice)
 
     question = st.chat_input("Ask a question about your policy documents")
     if question:
@@ -400,7 +375,7 @@ def main() -> None:
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
-            answer = ask(bot, question, scope, overrides, stored)
+            answer = ask(bot, question, options)
         if answer is not None:
             state.history.append((question, answer))
             st.rerun()

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from policybot.embeddings import get_embedder  # noqa: E402
 from policybot.index import DocumentIndex  # noqa: E402
 from policybot.profiles import PROFILES  # noqa: E402
-from policybot.registry import Registry  # noqa: E402
+from policybot.registry import Registry, doc_of  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
 DEFAULT_DOCS = ROOT.parent / "shared" / "eval-data" / "nfip-flood" / "docs"
@@ -65,6 +65,33 @@ def open_index(home: Path) -> DocumentIndex:
     return DocumentIndex(settings, model, get_embedder(model, settings), Registry(home / "registry.sqlite"))
 
 
+def leftovers(home: Path) -> dict:
+    """What a kill left, read without opening the vector store (that is the next start's job)."""
+    import sqlite3
+
+    out: dict = {}
+    try:
+        with sqlite3.connect(f"file:{home / 'registry.sqlite'}?mode=ro", uri=True) as db:
+            out["pending"] = [r[0] for r in db.execute("SELECT doc_id FROM pending")]
+            stored = {Path(r[0]).name for r in db.execute("SELECT stored_path FROM documents")}
+    except sqlite3.Error:
+        out["pending"], stored = [], set()
+    files = home / "files"
+    out["orphan_files"] = sorted(p.name for p in files.glob("*") if p.name not in stored) if files.is_dir() else []
+    out["interrupted_vector_write"] = (home / "chroma.writing").exists()
+    return {k: v for k, v in out.items() if v}
+
+
+def inspect_in_new_process(home: Path) -> dict:
+    """``inspect`` run by a new process, as a reader would open the library."""
+    import json
+
+    done = subprocess.run([sys.executable, __file__, "--inspect", str(home)], env=child_env(), capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return {"crashed": f"exit {done.returncode}: {done.stderr.strip()[-300:]}"}
+    return json.loads(done.stdout)
+
+
 def inspect(home: Path) -> dict:
     """Counts per document in each store, and whatever belongs to no document."""
     index = open_index(home)
@@ -72,8 +99,8 @@ def inspect(home: Path) -> dict:
     docs = index.documents()
     got = index.store.collection.get(include=["metadatas"])
     vectors = Counter(m["doc_id"] for m in got["metadatas"] or [] if m)
-    lexical = Counter(cid.split(":", 1)[0] for cid in index.lexical_ready()._ids)
-    rows = Counter(cid.split(":", 1)[0] for cid, _ in registry.chunk_texts(index.collection))
+    lexical = Counter(doc_of(cid) for cid in index.lexical_ready()._ids)
+    rows = Counter(doc_of(cid) for cid, _ in registry.chunk_texts(index.collection))
     known = {d.doc_id for d in docs}
     stored = {Path(d.stored_path).name for d in docs}
     files = sorted(p.name for p in index.files_dir.glob("*")) if index.files_dir.is_dir() else []
@@ -94,15 +121,24 @@ def inspect(home: Path) -> dict:
     }
 
 
-def remove_some(home: Path, rng: random.Random) -> list[str]:
-    """Delete one or two documents (in-process, cleanly) so the next ingestion has work."""
-    from policybot.service import PolicyBot
+def restart(home: Path) -> str | None:
+    """Open the library in a new process, as the app or the CLI would; the error, if it fails."""
+    command = [sys.executable, "-m", "policybot", "--home", str(home), "--profile", "lite", "docs", "--json"]
+    done = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=600)
+    return None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
 
-    bot = PolicyBot(settings_for(home))
-    names = [d.name for d in bot.documents().documents]
+
+def remove_some(home: Path, rng: random.Random) -> list[str]:
+    """Delete one or two documents (cleanly, in new processes) so the next ingestion has work.
+    Never in this process: it would keep a vector store open across other processes' starts."""
+    import json
+
+    base = [sys.executable, "-m", "policybot", "--home", str(home), "--profile", "lite", "docs"]
+    listed = subprocess.run([*base, "--json"], env=child_env(), capture_output=True, text=True, timeout=600)
+    names = [d["name"] for d in json.loads(listed.stdout)["documents"]] if listed.returncode == 0 else []
     chosen = rng.sample(names, k=min(len(names), rng.choice((1, 2)))) if names else []
     for name in chosen:
-        bot.delete(name)
+        subprocess.run([*base, "--delete", name], env=child_env(), capture_output=True, timeout=600)
     return chosen
 
 
@@ -133,7 +169,25 @@ def timed_run(home: Path, docs: Path) -> float:
     return time.perf_counter() - started
 
 
+def _problems(state: dict) -> list[str]:
+    out = []
+    if state.get("crashed"):
+        out.append(f"the library could not be opened ({state['crashed']})")
+    out += [f"incomplete: {m}" for m in state.get("mismatched", [])]
+    if state.get("orphan_vectors"):
+        out.append(f"{state['orphan_vectors']} vectors of unregistered documents")
+    for key in ("orphan_files", "staged_uploads", "pending"):
+        if state.get(key):
+            out.append(f"{key.replace('_', ' ')}: {state[key]}")
+    return out
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--inspect":
+        import json
+
+        print(json.dumps(inspect(Path(sys.argv[2]))))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("docs", nargs="?", type=Path, default=DEFAULT_DOCS)
     ap.add_argument("--kills", type=int, default=20, help="kills at random moments")
@@ -148,7 +202,7 @@ def main() -> None:
 
     full = timed_run(home, args.docs)
     print(f"home {home}; a complete ingestion of {args.docs} takes {full:.1f} s (process start included)")
-    problems_seen = 0
+    failures = 0
     for i in range(1, args.kills + args.aimed + 1):
         removed = remove_some(home, rng)
         aimed = i > args.kills
@@ -162,27 +216,24 @@ def main() -> None:
         if not finished:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        state = inspect(home)  # before any clean-up: what a search in another process could see
-        visible_problems = state["mismatched"]
-        problems_seen += bool(visible_problems)
-        leftovers = {k: state[k] for k in ("orphan_vector_docs", "orphan_files", "staged_uploads", "pending") if state[k]}
+        left = leftovers(home)
+        error = restart(home)
+        state = inspect_in_new_process(home) if error is None else {"crashed": error}
+        problems = _problems(state)
+        failures += bool(problems)
         print(
             f"{'aimed ' if aimed else ''}kill {i:2d} after {delay:5.1f} s{' (had finished)' if finished else ''}: removed {removed}; "
-            f"{len(state['documents'])} document(s) complete; incomplete: {visible_problems or 'none'}; "
-            f"leftovers before the next start: {leftovers or 'none'}"
+            f"left {left or 'nothing'}; after the next start: {len(state.get('documents', []))} document(s), "
+            f"{'; '.join(problems) or 'consistent'}"
         )
 
     timed_run(home, args.docs)  # the next start cleans up, and the ingestion completes
-    final = inspect(home)
+    final = inspect_in_new_process(home)
     print("\nAfter a final complete ingestion:")
-    print(f"  documents: {final['documents']}")
-    print(f"  chunk counts that differ between registry, vectors and BM25: {final['mismatched'] or 'none'}")
-    print(f"  vectors of unregistered documents: {final['orphan_vectors']} ({final['orphan_vector_docs'] or 'none'})")
-    print(f"  stored files not in the registry: {final['orphan_files'] or 'none'}")
-    print(f"  staged uploads left: {final['staged_uploads'] or 'none'}; unfinished journal rows: {final['pending'] or 'none'}")
-    ok = not (final["mismatched"] or final["orphan_vectors"] or final["orphan_files"] or final["staged_uploads"] or final["pending"])
-    ok = ok and problems_seen == 0 and len(final["documents"]) == len(list(args.docs.glob("*.pdf")))
-    print(f"\nRESULT: {'consistent' if ok else 'INCONSISTENT'} after {args.kills} random and {args.aimed} aimed kills")
+    print(f"  documents: {final.get('documents')}")
+    print(f"  problems: {'; '.join(_problems(final)) or 'none'}")
+    ok = not _problems(final) and failures == 0 and len(final.get("documents", [])) == len(list(args.docs.glob("*.pdf")))
+    print(f"\nRESULT: {'consistent' if ok else 'INCONSISTENT'} after {args.kills} random and {args.aimed} aimed kills ({failures} round(s) with problems)")
     raise SystemExit(0 if ok else 1)
 
 

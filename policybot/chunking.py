@@ -10,21 +10,17 @@ rows with the header row repeated.
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from policybot.ingest import Line, ParsedDocument
 from policybot.settings import Settings
+from policybot.text import PHRASE_BREAK, SENTENCE_BREAK, WORD_BREAK, collapse_whitespace, split_spans
 
 CountFn = Callable[[Sequence[str]], list[int]]
 
 # Boundaries to split an oversize chunk at, best first.
-_BOUNDARIES = [
-    re.compile(r"(?<=[.?!])\s+"),
-    re.compile(r"(?<=[;:])\s+|\n+"),
-    re.compile(r"\s+"),
-]
+_BOUNDARIES = [SENTENCE_BREAK, PHRASE_BREAK, WORD_BREAK]
 
 
 @dataclass
@@ -62,10 +58,7 @@ def segments_of(lines: Sequence[Line], by: str = "section") -> list[Segment]:
             out.append(Segment(line.text, line.section, "table", [0], [line.page]))
             current = None
             continue
-        new_group = current is None or (
-            current.section != line.section if by == "section" else current.pages[-1] != line.page
-        )
-        if new_group:
+        if current is None or (current.section != line.section if by == "section" else current.pages[-1] != line.page):
             current = Segment("", line.section)
             out.append(current)
             glue = ""
@@ -95,18 +88,6 @@ class TokenCounter:
         return self([text])[0]
 
 
-def _pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    spans = []
-    cursor = start
-    for m in pattern.finditer(text, start, end):
-        if m.start() > cursor:
-            spans.append((cursor, m.start()))
-        cursor = m.end()
-    if cursor < end:
-        spans.append((cursor, end))
-    return spans
-
-
 def cap_span(text: str, start: int, end: int, budget: int, count: TokenCounter, level: int = 0) -> list[tuple[int, int]]:
     """Split ``text[start:end]`` into spans of at most ``budget`` tokens at the best boundaries."""
     if count.one(text[start:end]) <= budget:
@@ -116,7 +97,7 @@ def cap_span(text: str, start: int, end: int, budget: int, count: TokenCounter, 
         mid = (start + end) // 2
         return cap_span(text, start, mid, budget, count, level) + cap_span(text, mid, end, budget, count, level)
     parts: list[tuple[int, int]] = []
-    for s, e in _pieces(text, start, end, _BOUNDARIES[level]):
+    for s, e in split_spans(text, _BOUNDARIES[level], start, end):
         parts.extend(cap_span(text, s, e, budget, count, level + 1) if count.one(text[s:e]) > budget else [(s, e)])
     sizes = count([text[s:e] for s, e in parts])
     merged: list[tuple[int, int]] = []
@@ -132,24 +113,6 @@ def cap_span(text: str, start: int, end: int, budget: int, count: TokenCounter, 
     return merged
 
 
-def _collapse(text: str) -> tuple[str, list[int]]:
-    """Whitespace-collapsed text and, per character, its index in the original."""
-    chars: list[str] = []
-    index: list[int] = []
-    in_space = False
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if not in_space and chars:
-                chars.append(" ")
-                index.append(i)
-            in_space = True
-        else:
-            chars.append(ch)
-            index.append(i)
-            in_space = False
-    return "".join(chars), index
-
-
 def locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int]]:
     """Character spans of splitter output in the text it came from.
 
@@ -157,7 +120,7 @@ def locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int]]:
     spans are found by searching whitespace-collapsed text in order; overlapping pieces
     (recursive splitters) are allowed.
     """
-    collapsed, index = _collapse(text)
+    collapsed, index = collapse_whitespace(text)
     spans: list[tuple[int, int]] = []
     cursor = 0
     for piece in pieces:

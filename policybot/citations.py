@@ -15,11 +15,10 @@ across a line break are all ignored. Spans are always reported in the ORIGINAL t
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 from policybot.schemas import Citation
+from policybot.text import WORD, fold, longest_common_run, prose_sentences, words
 
 # Quotes shorter than this are terms ("flood"), not evidence: they verify nothing alone.
 MIN_QUOTE_WORDS = 3
@@ -124,40 +123,8 @@ def check_markers(answer: str, n_sources: int) -> tuple[str, list[int], int]:
 # Normalised matching
 # ---------------------------------------------------------------------------
 
-_CHARMAP = {
-    **dict.fromkeys("‘’‚‛′`´", "'"),
-    **dict.fromkeys("“”„‟″", '"'),
-    **dict.fromkeys("‐‑‒–—―−﹘﹣－", "-"),
-}
-_INVISIBLE = set("\u00ad\u200b\u200c\u200d\u2060\ufeff")
-# "state-\nment": a word hyphenated across a PDF line break is one word.
-_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010\u2011\u00ad][ \t]*\r?\n\s*(?=[^\W\d_])")
 _STRIP = " .,;:!?'\"-*_…"
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\s?){2}\.\s*\]|(?:\.\s?){2}\.)\s*")
-_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-
-
-@lru_cache(maxsize=512)
-def _normalize(text: str) -> tuple[str, tuple[int, ...]]:
-    """Normalised text and, for each of its characters, the index in ``text`` it came from."""
-    skip: set[int] = set()
-    for m in _BREAK_HYPHEN.finditer(text):
-        skip.update(range(m.start(), m.end()))
-    out: list[str] = []
-    index: list[int] = []
-    for i, ch in enumerate(text):
-        if i in skip or ch in _INVISIBLE:
-            continue
-        mapped = _CHARMAP.get(ch) or unicodedata.normalize("NFKC", ch).lower()
-        for c in mapped:
-            if c.isspace():
-                if out and out[-1] != " ":  # whitespace runs collapse; leading whitespace goes
-                    out.append(" ")
-                    index.append(i)
-            else:
-                out.append(c)
-                index.append(i)
-    return "".join(out), tuple(index)
 
 
 def _part_pattern(part: str, prefix: str = "", suffix: str = "") -> re.Pattern[str]:
@@ -182,7 +149,7 @@ def _part_pattern(part: str, prefix: str = "", suffix: str = "") -> re.Pattern[s
 def _quote_parts(quote: str) -> tuple[list[str], str, str]:
     """The normalised fragments of a quote, split at ellipses ("...", "…", "[...]"),
     and the punctuation stripped before the first and after the last."""
-    norm, _ = _normalize(quote)
+    norm, _ = fold(quote)
     raw = _ELLIPSIS.split(norm)
     parts = [p.strip(_STRIP) for p in raw]
     prefix = raw[0][: len(raw[0]) - len(raw[0].lstrip(_STRIP))] if parts[0] else ""
@@ -202,7 +169,7 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     parts, prefix, suffix = _quote_parts(quote)
     if not parts:
         return None
-    norm, index = _normalize(text)
+    norm, index = fold(text)
     pos = 0
     spans: list[tuple[int, int]] = []
     for i, part in enumerate(parts):
@@ -215,27 +182,6 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     return index[spans[0][0]], index[spans[-1][1] - 1] + 1
 
 
-def _tokens(text: str) -> list[tuple[str, int, int]]:
-    """Normalised words of ``text`` with their original spans; inner hyphens dropped."""
-    norm, index = _normalize(text)
-    return [(m.group(0).replace("-", ""), index[m.start()], index[m.end() - 1] + 1) for m in _TOKEN.finditer(norm)]
-
-
-def _longest_run(words: list[str], source: list[tuple[str, int, int]]) -> tuple[int, int, int]:
-    """Longest run of consecutive ``words`` also consecutive in ``source``: (length, src_start, src_end)."""
-    best = (0, 0, 0)
-    prev = [0] * (len(source) + 1)
-    for word in words:
-        cur = [0] * (len(source) + 1)
-        for j, (token, _, _) in enumerate(source):
-            if token == word:
-                cur[j + 1] = prev[j] + 1
-                if cur[j + 1] > best[0]:
-                    best = (cur[j + 1], j + 1 - cur[j + 1], j)
-        prev = cur
-    return best
-
-
 # ---------------------------------------------------------------------------
 # Quotes and sentences in the answer
 # ---------------------------------------------------------------------------
@@ -246,10 +192,6 @@ _DOUBLE_STYLE = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"'})
 _DOUBLE = re.compile(r'"((?:[^"\n]|\n(?![ \t]*\n)){1,2000}?)"')
 # Single quotes open after a non-word and close before one, so "insurer's" is no quote.
 _SINGLE = re.compile(r"(?<!\w)['‘](?=\S)((?:(?!\n[ \t]*\n)[^\n]|\n){1,600}?)(?<=\S)['’](?!\w)")
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]*_]*(?:[ \t]*\[\d+\])*(?=\s|$)|\n")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs no nos sec secs art arts p pp para paras cf approx incl fig mr mrs ms dr st inc ltd co".split()
-)
 _MARKDOWN = re.compile(r"\*\*|__|`|^\s*(?:#+|[-*+•]|\d+[.)])\s+", re.MULTILINE)
 
 
@@ -272,42 +214,6 @@ def _quote_spans(answer: str) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
-def _is_false_boundary(answer: str, m: re.Match[str]) -> bool:
-    """A period after an abbreviation ("e.g.") or a list number ("1.") ends no sentence."""
-    if m.group(0) != ".":
-        return False
-    line_start = answer.rfind("\n", 0, m.start()) + 1
-    window = max(line_start, m.start() - 40)  # bounded look back: long lines stay linear
-    before = answer[window : m.start()].split()
-    word = before[-1].lstrip("(*").lower() if before else ""
-    if word in _ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):
-        return True
-    # "1." or "a." opening a line is list numbering.
-    return window == line_start and len(before) == 1 and bool(re.fullmatch(r"\d+|[a-z]", word))
-
-
-def _sentences(answer: str, quotes: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
-    """Sentence spans of the answer; markers right after the full stop belong to the sentence.
-
-    Lines are separate sentences (list items, headings); a sentence end inside a quote is
-    not one, unless it closes the quote too ('... proof of loss." [1]').
-    """
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _BOUNDARY.finditer(answer):
-        if any(s < m.start() < e and m.end() < e for s, e, _ in quotes):
-            continue
-        if _is_false_boundary(answer, m):
-            continue
-        end = m.start() if m.group(0) == "\n" else m.end()
-        if answer[start:end].strip():
-            spans.append((start, end))
-        start = m.end()
-    if answer[start:].strip():
-        spans.append((start, len(answer)))
-    return spans
-
-
 def _markers_in(text: str) -> list[int]:
     return _dedupe([int(k) for k in MARKER.findall(text)])
 
@@ -322,7 +228,7 @@ def _clean_quote(inner: str) -> str:
 def _quotes(answer: str) -> tuple[list[_Quote], list[tuple[int, int]]]:
     """The answer's quotes with their attributions, and its sentence spans."""
     spans = _quote_spans(answer)
-    sentences = _sentences(answer, spans)
+    sentences = prose_sentences(answer, [(s, e) for s, e, _ in spans])
     quotes: list[_Quote] = []
     for i, (qs, qe, inner) in enumerate(spans):
         ss, se = next(((s, e) for s, e in sentences if s <= qs < e), (qs, qe))
@@ -351,7 +257,7 @@ def extract_quotes(answer: str) -> list[tuple[str, list[int]]]:
 
 
 def _word_count(quote: str) -> int:
-    return sum(len(_TOKEN.findall(p)) for p in _quote_parts(quote)[0])
+    return sum(len(WORD.findall(p)) for p in _quote_parts(quote)[0])
 
 
 def _set_quote(citation: Citation, span: tuple[int, int]) -> None:
@@ -390,17 +296,18 @@ def _verify_quotes(quotes: list[_Quote], citations: list[Citation]) -> set[int]:
 
 def _verify_sentences(answer: str, sentences: list[tuple[int, int]], citation: Citation, k: int) -> None:
     """Fallback: the longest run of >= MIN_RUN_WORDS sentence words found in the source."""
-    source = _tokens(citation.text)
-    best = (0, 0, 0)
+    source = words(citation.text)
+    source_words = [w for w, _, _ in source]
+    best = None
     for s, e in sentences:
         sentence = answer[s:e]
         if k not in _markers_in(sentence):
             continue
-        words = [w for w, _, _ in _tokens(_MARKDOWN.sub(" ", MARKER.sub(" ", sentence)))]
-        best = max(best, _longest_run(words, source), key=lambda r: r[0])
-    length, first, last = best
-    if length >= MIN_RUN_WORDS:
-        _set_quote(citation, (source[first][1], source[last][2]))
+        run = longest_common_run([w for w, _, _ in words(_MARKDOWN.sub(" ", MARKER.sub(" ", sentence)))], source_words)
+        if best is None or run.matched > best.matched:
+            best = run
+    if best is not None and best.matched >= MIN_RUN_WORDS:
+        _set_quote(citation, (source[best.b_start][1], source[best.b_end - 1][2]))
 
 
 def verify(answer: str, sources: list[Citation]) -> tuple[str, list[Citation], int]:
@@ -427,3 +334,27 @@ def verify(answer: str, sources: list[Citation]) -> tuple[str, list[Citation], i
         if not citation.verified and k not in failed:
             _verify_sentences(text, sentences, citation, k)
     return text, citations, removed
+
+
+@dataclass(frozen=True)
+class CheckedAnswer:
+    """A generated answer after its citations were checked."""
+
+    text: str
+    citations: list[Citation]
+    removed_markers: int
+    notice: str | None
+
+
+class CitationChecker:
+    """Cleans an answer's [n] markers, verifies its quotes, and says when it cites nothing
+    (or nothing that checks out), so the user knows to read the sources."""
+
+    def run(self, answer: str, sources: list[Citation]) -> CheckedAnswer:
+        text, checked, removed = verify(answer, sources)
+        notice = None
+        if not any(c.cited for c in checked):
+            notice = "The answer cites no source: check it against the passages listed with it."
+        elif not any(c.verified for c in checked if c.cited):
+            notice = "No quote or sentence of the answer was found in its cited sources: check it against them."
+        return CheckedAnswer(text, checked, removed, notice)

@@ -9,17 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any, List, Optional
 
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-import typer  # noqa: E402
-from pydantic import BaseModel  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.markup import escape  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from policybot.settings import Settings  # noqa: E402
+from policybot.settings import Settings
+from policybot.startup import configure_process
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ask policy documents, with page-exact citations.")
 models_app = typer.Typer(no_args_is_help=True, help="Download models for offline use.")
@@ -59,11 +57,8 @@ def main_options(
     profile: Optional[str] = typer.Option(None, help="auto, paper or lite. Env: POLICYBOT_PROFILE."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens."),
 ) -> None:
+    configure_process(verbose)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if not verbose:
-        # Model loaders print progress bars and notices of their own; keep the CLI output clean.
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     overrides: dict[str, Any] = {}
     if home is not None:
         overrides["home"] = home
@@ -82,7 +77,7 @@ def ingest(
     as_json: bool = typer.Option(False, "--json", help="Print the IngestReport as JSON."),
 ) -> None:
     """Add PDFs to the library. Unchanged files are skipped; changed ones replace their old version."""
-    from policybot.service import expand_paths
+    from policybot.library import expand_paths
 
     bot = _service(ctx)
     files = expand_paths(paths)
@@ -129,7 +124,7 @@ def docs(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the library, or delete a document (vectors, BM25 entries, registry row, stored PDF)."""
-    from policybot.service import PolicyBotError
+    from policybot.errors import PolicyBotError
 
     bot = _service(ctx)
     if delete is not None:
@@ -167,7 +162,7 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResponse as JSON."),
 ) -> None:
     """Find the passages that best match a query (dense + BM25, fused with RRF)."""
-    from policybot.service import PolicyBotError
+    from policybot.errors import PolicyBotError
 
     bot = _service(ctx)
     try:
@@ -194,57 +189,63 @@ def ask(
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Ask only these documents (repeatable)."),
 ) -> None:
     """Answer a question from the documents, with checked citations."""
-    from policybot.service import PolicyBotError
+    from policybot.errors import PolicyBotError
+
+    from policybot.events import AnswerEvent, StageEvent, StandaloneEvent, TokenEvent
+    from policybot.options import AskOptions
 
     bot = _service(ctx)
     answer = None
     streamed: list[str] = []
+    options = AskOptions(docs=doc or None, fast=fast or None, use_llm=not no_llm)
     try:
-        for event in bot.ask_stream(question, docs=doc, fast=fast or None, use_llm=not no_llm):
-            if event.kind == "answer":
-                answer = event.data
+        for event in bot.ask_stream(question, options=options):
+            if isinstance(event, AnswerEvent):
+                answer = event.answer
             elif as_json:
                 continue
-            elif event.kind == "stage":
-                err.print(f"[dim]{event.data}…[/dim]", highlight=False)
-            elif event.kind == "standalone":
-                err.print(f"[dim]searching for: {event.data}[/dim]", highlight=False)
-            elif event.kind == "token":
-                sys.stdout.write(event.data)
+            elif isinstance(event, StageEvent):
+                err.print(f"[dim]{event.name}…[/dim]", highlight=False)
+            elif isinstance(event, StandaloneEvent):
+                err.print(f"[dim]searching for: {escape(event.question)}[/dim]", highlight=False)
+            elif isinstance(event, TokenEvent):
+                sys.stdout.write(event.text)
                 sys.stdout.flush()
-                streamed.append(event.data)
+                streamed.append(event.text)
     except PolicyBotError as exc:
         _fail(str(exc))
     assert answer is not None
     if as_json:
         _print_json(answer)
-        return
+    else:
+        _print_answer(answer, "".join(streamed))
+
+
+def _print_answer(answer: Any, streamed: str) -> None:
+    """The answer (unless it was streamed as written), its notice, its sources and its cost."""
     if streamed:
         sys.stdout.write("\n")
-    text = "".join(streamed).strip()
     if not streamed:
-        out.print(answer.answer, highlight=False)
+        out.print(escape(answer.answer), highlight=False)
     elif answer.mode != "generated":
-        out.print(f"\n{answer.answer}", highlight=False)
-    elif answer.answer.strip() != text:
+        out.print(f"\n{escape(answer.answer)}", highlight=False)
+    elif answer.answer.strip() != streamed.strip():
         out.print(f"\n[dim]Checked answer ({answer.removed_markers} citation(s) to missing sources removed):[/dim]", highlight=False)
-        out.print(answer.answer, highlight=False)
+        out.print(escape(answer.answer), highlight=False)
     if answer.notice:
-        err.print(f"[yellow]{answer.notice}[/yellow]", highlight=False)
+        err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
-    show_all = answer.refused or not any(c.cited for c in answer.citations)
-    for c in answer.citations:
-        if show_all or c.cited:
-            if answer.refused or not c.cited:
-                mark = ""
-            else:
-                mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
-            out.print(f"[{c.n}] {c.label}  score {c.score:.2f}{mark}", highlight=False)
+    for c in answer.shown_citations:
+        if answer.refused or not c.cited:
+            mark = ""
+        else:
+            mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
+        out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}", highlight=False)
     llm = answer.llm
     err.print(
         f"[dim]{answer.mode}; {llm.calls} LLM call(s), {llm.prompt_tokens} prompt + {llm.output_tokens} output tokens; "
-        f"{sum(answer.timings.values()):.2f} s; expansion {answer.expansion}[/dim]",
+        f"{sum(answer.timings.values()):.2f} s; expansion {escape(answer.expansion)}[/dim]",
         highlight=False,
     )
 
@@ -256,9 +257,7 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print the DoctorReport as JSON."),
 ) -> None:
     """Check models, index and Ollama; print the command that fixes each problem."""
-    from policybot.doctor import run_checks
-
-    report = run_checks(_service(ctx), repair=repair)
+    report = _service(ctx).doctor(repair=repair)
     if as_json:
         _print_json(report)
     else:

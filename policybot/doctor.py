@@ -3,97 +3,71 @@
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from policybot.profiles import local_model_path
+from policybot.profiles import Profile, local_model_path
+from policybot.providers import ollama_status
 from policybot.schemas import Check, DoctorReport
 from policybot.settings import Settings
 
-
-@dataclass
-class OllamaStatus:
-    reachable: bool
-    models: list[str]
-    error: str | None = None
-
-    def has(self, name: str) -> bool:
-        wanted = name if ":" in name else f"{name}:latest"
-        return any(m == name or m == wanted for m in self.models)
+if TYPE_CHECKING:
+    from policybot.service import PolicyBot
 
 
-def ollama_status(host: str, timeout: float = 3.0, client: Any = None) -> OllamaStatus:
-    """Ask the Ollama server which models it has; never raises."""
-    try:
-        if client is None:
-            import ollama
-
-            client = ollama.Client(host=host, timeout=timeout)
-        listed = client.list()
-        models = getattr(listed, "models", None)
-        if models is None and isinstance(listed, dict):
-            models = listed.get("models", [])
-        names = []
-        for m in models or []:
-            name = getattr(m, "model", None) or (m.get("model") or m.get("name") if isinstance(m, dict) else None)
-            if name:
-                names.append(str(name))
-        return OllamaStatus(True, names)
-    except Exception as exc:
-        return OllamaStatus(False, [], str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
-
-
-def run_checks(bot: Any, repair: bool = False, ollama_client: Any = None) -> DoctorReport:
+def run_checks(bot: PolicyBot, repair: bool = False, ollama_client: Any = None) -> DoctorReport:
     """Check models, index and LLM server for a ``PolicyBot`` service."""
-    settings: Settings = bot.settings
     resolved = bot.profile
-    profile = resolved.profile
-    checks: list[Check] = []
-    pull = f"policybot models pull --profile {profile.name}"
+    checks = _model_checks(bot.settings, resolved.profile)
+    checks.append(_index_check(bot, repair))
+    checks.append(_documents_check(bot))
+    checks += _ollama_checks(bot.settings, resolved.profile, ollama_client)
+    return DoctorReport(profile=resolved.name, profile_reason=resolved.reason, checks=checks)
 
+
+def _model_checks(settings: Settings, profile: Profile) -> list[Check]:
+    pull = f"policybot models pull --profile {profile.name}"
     path = local_model_path(profile.embedding.hf_id, settings)
-    checks.append(
+    checks = [
         Check(
             name="embedding model",
             ok=path is not None,
             detail=f"{profile.embedding.hf_id}: " + (f"found at {path}" if path else "not on this machine"),
             fix=None if path else pull,
         )
-    )
+    ]
     if profile.reranker is None:
-        checks.append(
-            Check(name="reranker", ok=True, required=False, detail=f"none in the {profile.name} profile (no reranker weights ship offline)")
-        )
-    else:
-        rpath = local_model_path(profile.reranker.hf_id, settings)
-        has_flag = importlib.util.find_spec("FlagEmbedding") is not None
-        checks.append(
-            Check(
-                name="reranker",
-                ok=rpath is not None and has_flag,
-                detail=f"{profile.reranker.hf_id}: "
-                + (f"found at {rpath}" if rpath else "not on this machine")
-                + ("" if has_flag else "; the FlagEmbedding package is not installed"),
-                fix=None if rpath and has_flag else (pull if has_flag else "pip install -e '.[paper]'"),
-            )
-        )
-
-    checks.append(_index_check(bot, repair))
-
-    docs = bot.documents()
+        checks.append(Check(name="reranker", ok=True, required=False, detail=f"none in the {profile.name} profile (no reranker weights ship offline)"))
+        return checks
+    rpath = local_model_path(profile.reranker.hf_id, settings)
+    has_flag = importlib.util.find_spec("FlagEmbedding") is not None
     checks.append(
         Check(
-            name="documents",
-            ok=bool(docs.documents),
-            required=False,
-            detail=f"{len(docs.documents)} indexed with {profile.embedding.name}"
-            + (f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""),
-            fix=None if docs.documents else "policybot ingest data/",
+            name="reranker",
+            ok=rpath is not None and has_flag,
+            detail=f"{profile.reranker.hf_id}: "
+            + (f"found at {rpath}" if rpath else "not on this machine")
+            + ("" if has_flag else "; the FlagEmbedding package is not installed"),
+            fix=None if rpath and has_flag else (pull if has_flag else "pip install -e '.[paper]'"),
         )
     )
+    return checks
 
-    status = ollama_status(settings.ollama_host, client=ollama_client)
-    checks.append(
+
+def _documents_check(bot: PolicyBot) -> Check:
+    docs = bot.documents()
+    return Check(
+        name="documents",
+        ok=bool(docs.documents),
+        required=False,
+        detail=f"{len(docs.documents)} indexed with {bot.profile.profile.embedding.name}"
+        + (f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""),
+        fix=None if docs.documents else "policybot ingest data/",
+    )
+
+
+def _ollama_checks(settings: Settings, profile: Profile, client: Any) -> list[Check]:
+    status = ollama_status(settings.ollama_host, client=client)
+    checks = [
         Check(
             name="ollama",
             ok=status.reachable,
@@ -104,7 +78,7 @@ def run_checks(bot: Any, repair: bool = False, ollama_client: Any = None) -> Doc
             else "install Ollama (https://ollama.com/download), then start it with `ollama serve` "
             "(or set OLLAMA_HOST to a running server); without it answers are extractive quotes",
         )
-    )
+    ]
     if status.reachable:
         has = status.has(profile.llm.name)
         checks.append(
@@ -116,10 +90,10 @@ def run_checks(bot: Any, repair: bool = False, ollama_client: Any = None) -> Doc
                 fix=None if has else f"ollama pull {profile.llm.name}",
             )
         )
-    return DoctorReport(profile=profile.name, profile_reason=resolved.reason, checks=checks)
+    return checks
 
 
-def _index_check(bot: Any, repair: bool) -> Check:
+def _index_check(bot: PolicyBot, repair: bool) -> Check:
     settings: Settings = bot.settings
     where = settings.chroma_url or str(settings.home / "chroma")
     try:
@@ -127,7 +101,8 @@ def _index_check(bot: Any, repair: bool) -> Check:
         repaired = ""
         if repair:
             cleaned = index.recover(bot.library_lock)
-            removed = index.reconcile()
+            with bot.library_lock.hold():  # a Chroma write: one writer at a time
+                removed = index.reconcile()
             repaired = (
                 f"; repaired: vectors of {removed + cleaned.interrupted} unregistered document(s) and "
                 f"{cleaned.files} unused file(s) removed"

@@ -55,11 +55,15 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             source = load_source(self.model.hf_id, self.settings)
-            if source == self.model.hf_id:
-                log.info("downloading %s (first use)", source)
+            if not source.local:
+                log.info("downloading %s (first use)", source.path)
             device = pick_device(self.settings.device)
+            # local_files_only: with the files here, no hub look-up (one costs ~70 s offline).
             self._st = SentenceTransformer(
-                source, device=device, trust_remote_code=self.model.trust_remote_code
+                source.path,
+                device=device,
+                trust_remote_code=self.model.trust_remote_code,
+                local_files_only=source.local,
             )
             log.info("loaded %s on %s", self.model.name, device)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from policybot.evaluation import Dataset, Question, alnum, contains_half, load_dataset
+from policybot.registry import doc_of
 from policybot.service import PolicyBot
 from policybot.settings import Settings
 
@@ -193,7 +194,7 @@ def run_config(
     docs = bot.resolve_docs(None)
     ingestion_seconds = round(sum(d.ingest_seconds for d in docs), 2)
     names = {d.doc_id: d.name for d in docs}
-    all_chunks = [(cid, names[cid.split(":", 1)[0]], text) for cid, text in _chunk_texts(bot)]
+    all_chunks = [(cid, names[doc_of(cid)], text) for cid, text in _chunk_texts(bot)]
     doc_ids = list(names)
     questions = dataset.questions[:limit] if limit else dataset.questions
     say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
@@ -226,7 +227,7 @@ def _chunk_texts(bot: PolicyBot) -> list[tuple[str, str]]:
     return [(cid, row.text) for cid, row in rows.items()]
 
 
-def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list[str], names: dict[str, str], all_chunks) -> dict[str, Any]:
+def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list[str], names: dict[str, str], all_chunks: list[tuple[str, str, str]]) -> dict[str, Any]:
     if config.retrieval == "none":
         return _no_context(bot, q)
     row: dict[str, Any] = {
@@ -237,37 +238,11 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
         "gold_pages": [(g.doc, g.page) for g in q.gold if g.page],
     }
     started = time.perf_counter()
-    retriever = bot.retriever
-    k = 20
     if config.retrieval == "pipeline":
-        answer = bot.ask(q.question, use_llm=config.needs_llm)
-        ranked = answer.retrieved
-        scores = dict(zip(answer.retrieved, answer.retrieved_scores))
-        row.update(
-            refused=answer.refused,
-            refusal_score=answer.relevance,
-            mode=answer.mode,
-            answer=answer.answer,
-            timings=answer.timings,
-            llm=answer.llm.model_dump(),
-            citations=[
-                {"n": c.n, "doc": c.doc, "section": c.section, "page_start": c.page_start, "page_end": c.page_end, "cited": c.cited, "verified": c.verified}
-                for c in answer.citations
-            ],
-            reference=q.answer,
-        )
-        if q.answer and answer.mode == "generated":
-            row.update(answer_scores(bot, q.answer, answer.answer))
+        ranked, scores = _ask(bot, config, q, row)
     else:
-        if config.retrieval == "dense":
-            hits = retriever.dense.run(q.question, k, doc_ids)
-        elif config.retrieval == "bm25":
-            hits = retriever.lexical.run(q.question, k, doc_ids)
-        else:
-            hits = [(f.chunk_id, f.score) for f in retriever.run(q.question, k, doc_ids)]
-        ranked = [cid for cid, _ in hits]
-        scores = {cid: round(score, 6) for cid, score in hits}
-        dense = retriever.dense.run(q.question, 1, doc_ids)
+        ranked, scores = _retrieve(bot, config.retrieval, q.question, doc_ids)
+        dense = bot.retriever.dense.run(q.question, 1, doc_ids)
         row.update(refused=None, refusal_score=round(dense[0][1], 4) if dense else 0.0, timings={"retrieval": round(time.perf_counter() - started, 4)})
     row["seconds"] = round(time.perf_counter() - started, 4)
     chunks = bot.registry.chunks(bot.index.collection, ranked)
@@ -290,6 +265,39 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
     return row
 
 
+def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -> tuple[list[str], dict[str, float]]:
+    """The whole pipeline: its ranking, and what it answered (into ``row``)."""
+    answer = bot.ask(q.question, use_llm=config.needs_llm)
+    row.update(
+        refused=answer.refused,
+        refusal_score=answer.relevance,
+        mode=answer.mode,
+        answer=answer.answer,
+        timings=answer.timings,
+        llm=answer.llm.model_dump(),
+        citations=[
+            {"n": c.n, "doc": c.doc, "section": c.section, "page_start": c.page_start, "page_end": c.page_end, "cited": c.cited, "verified": c.verified}
+            for c in answer.citations
+        ],
+        reference=q.answer,
+    )
+    if q.answer and answer.mode == "generated":
+        row.update(answer_scores(bot, q.answer, answer.answer))
+    return answer.retrieved, dict(zip(answer.retrieved, answer.retrieved_scores))
+
+
+def _retrieve(bot: PolicyBot, retrieval: Retrieval, question: str, doc_ids: list[str], k: int = 20) -> tuple[list[str], dict[str, float]]:
+    """One first-pass retriever on its own: dense, BM25 or their fusion."""
+    retriever = bot.retriever
+    if retrieval == "dense":
+        hits = retriever.dense.run(question, k, doc_ids)
+    elif retrieval == "bm25":
+        hits = retriever.lexical.run(question, k, doc_ids)
+    else:
+        hits = [(f.chunk_id, f.score) for f in retriever.run(question, k, doc_ids)]
+    return [cid for cid, _ in hits], {cid: round(score, 6) for cid, score in hits}
+
+
 def answer_scores(bot: PolicyBot, reference: str, answer: str) -> dict[str, float]:
     """ROUGE-L F1 and embedding cosine between an answer and the reference answer."""
     import re
@@ -304,7 +312,7 @@ def answer_scores(bot: PolicyBot, reference: str, answer: str) -> dict[str, floa
 
 def _no_context(bot: PolicyBot, q: Question) -> dict[str, Any]:
     """The same LLM asked with no sources: what retrieval adds to answer quality."""
-    from policybot.generation import LLMUsage
+    from policybot.llm import LLMUsage
 
     llm, _ = bot.llm()
     assert llm is not None

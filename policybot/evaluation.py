@@ -9,18 +9,12 @@ tests are too loose for the short gold phrases of real sets.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Callable, Sequence
 
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-
-
-def alnum(text: str) -> str:
-    return _NON_ALNUM.sub("", text.lower())
-
+from policybot.text import alnum
 
 @dataclass
 class Gold:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from policybot.schemas import Answer, Citation
+from policybot.schemas import DISCLAIMER, Answer, Citation
 
 # The export's own format version: it changes only when the export layout does.
 EXPORT_SCHEMA_VERSION = "1"
-DISCLAIMER = "PolicyBot is an assistive tool, not legal advice; check the cited source."
 # Closest passages of a refusal are shown as excerpts, not whole chunks.
 EXCERPT_CHARS = 300
 
@@ -64,17 +63,15 @@ def _item_markdown(i: int, question: str, answer: Answer) -> list[str]:
     if answer.refused:
         if answer.citations:
             lines += ["**Closest passages**", ""]
-            for c in answer.citations:
+            for c in answer.shown_citations:
                 lines += _closest_lines(c)
             lines.append("")
         return lines
-    cited = [c for c in answer.citations if c.cited]
     lines += ["**Sources**", ""]
-    if cited:
-        for c in cited:
-            lines += _source_lines(c)
-    else:
-        lines.append("_The answer cites no source._")
+    if not any(c.cited for c in answer.citations):
+        lines.append("_The answer cites no source; these are the passages it was given:_")
+    for c in answer.shown_citations:
+        lines += _source_lines(c)
     lines.append("")
     return lines
 

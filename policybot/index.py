@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction
 
+from policybot.errors import IndexUnavailable
 from policybot.lexical import LexicalIndex
 from policybot.locks import LibraryLock
 from policybot.profiles import EmbeddingModel
@@ -29,10 +30,6 @@ from policybot.registry import ChunkRow, DocumentRow, Registry
 from policybot.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-class IndexError_(RuntimeError):
-    """The index cannot be used as configured (wrong model, unreachable server)."""
 
 
 def collection_name(model: EmbeddingModel) -> str:
@@ -127,7 +124,7 @@ class ChromaEmbeddings(EmbeddingFunction[Documents]):
 
         model = next((m for m in EMBEDDING_MODELS.values() if m.hf_id == config.get("model")), None)
         if model is None:
-            raise IndexError_(f"unknown embedding model in collection config: {config.get('model')}")
+            raise IndexUnavailable(f"unknown embedding model in collection config: {config.get('model')}")
         return ChromaEmbeddings(get_embedder(model, Settings()))
 
     def default_space(self) -> Any:
@@ -171,7 +168,7 @@ class VectorStore:
             )
             bound = (col.metadata or {}).get("embedding_model")
             if bound and bound != self.model.hf_id:
-                raise IndexError_(f"collection {self.name} holds vectors of {bound}, not {self.model.hf_id}")
+                raise IndexUnavailable(f"collection {self.name} holds vectors of {bound}, not {self.model.hf_id}")
             self._collection = col
         return self._collection
 
@@ -248,6 +245,16 @@ class DocumentIndex:
     # --- reading ----------------------------------------------------------------------
     def documents(self) -> list[DocumentRow]:
         return self.registry.documents(self.collection)
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by chunk id: from the registry, or from Chroma for chunks indexed
+        before the registry kept them."""
+        found = {cid: v for cid, v in self.registry.vectors(self.collection, chunk_ids).items() if v is not None}
+        missing = [cid for cid in chunk_ids if cid not in found]
+        if missing:
+            got = self.store.collection.get(ids=missing, include=["embeddings"])
+            found.update({cid: np.asarray(v, dtype=np.float32) for cid, v in zip(got["ids"], got["embeddings"])})
+        return found
 
     def lexical_ready(self) -> LexicalIndex:
         self.lexical.ensure(self.registry.generation(self.collection), lambda: self.registry.chunk_texts(self.collection))
@@ -341,9 +348,10 @@ class DocumentIndex:
                 fresh = self.store.embedder.embed([rows[todo[i]].index_text for i in unstored])
                 for i, vector in zip(unstored, fresh):
                     vectors[i] = vector
+            filled = [v for v in vectors if v is not None]  # every gap was embedded above
             self.store.add(
                 todo,
-                np.vstack(vectors) if vectors else np.zeros((0, 1), dtype=np.float32),
+                np.vstack(filled) if filled else np.zeros((0, 1), dtype=np.float32),
                 [rows[cid].index_text for cid in todo],
                 [_metadata(names.get(rows[cid].doc_id, ""), rows[cid]) for cid in todo],
             )

@@ -7,7 +7,6 @@ Nothing here writes anywhere: a document is read completely (or rejected with on
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 import unicodedata
@@ -16,14 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
+import pymupdf
 
-import pymupdf  # noqa: E402
-
-from policybot.sections import detect_sections  # noqa: E402
-
-ErrorKind = Literal["not_found", "not_pdf", "empty", "too_large", "corrupt", "encrypted", "scanned"]
+from policybot.errors import IngestError
+from policybot.sections import detect_sections
 
 # Running headers and footers ("PAGE 19 OF 30") are not content and break sentences across
 # pages. A line is taken for one only when it looks like one on every count: it sits in the
@@ -40,16 +35,6 @@ RUNNING_MIN_GAP = 0.5
 _DAMAGE = re.compile(r"cannot load|format error|syntax error|not a stream|premature end|page may not be correct|non-page object", re.I)
 # Keep ligature expansion (no PRESERVE_LIGATURES) so "ﬁre" is indexed as "fire".
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-
-
-class IngestError(Exception):
-    """A file that cannot be ingested, with a one-line reason a user can act on."""
-
-    def __init__(self, kind: ErrorKind, message: str, pages: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.pages = pages
 
 
 @dataclass
@@ -281,73 +266,29 @@ def read_pdf(
         return _read_pdf(path, detect_tables, strip_running_headers, progress)
 
 
+@dataclass
+class _Pages:
+    """Every page's lines as read, before running headers are removed."""
+
+    lines: list[list[Line]]
+    heights: list[float]
+    damaged: list[int]  # pages MuPDF read with errors
+    tables: int
+
+
 def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None) -> ParsedDocument:
-    try:
-        doc = pymupdf.open(path)
-    except Exception as exc:
-        raise IngestError("corrupt", f"{path.name}: cannot be read as a PDF ({_short(exc, path)})") from exc
-    with doc:
-        if doc.needs_pass:
-            raise IngestError(
-                "encrypted",
-                f"{path.name}: the PDF is password-protected; save an unprotected copy "
-                "(e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that",
-                doc.page_count,
-            )
-        if not doc.is_pdf:
-            raise IngestError("not_pdf", f"{path.name}: not a PDF file")
+    with _open(path) as doc:
         repaired = bool(doc.is_repaired) or any(_DAMAGE.search(m) for m in _mupdf_messages())
         total = doc.page_count
-        if total == 0:
-            raise IngestError("corrupt", f"{path.name}: damaged PDF: no page could be read (get a fresh copy of the file)")
-        pages: list[list[Line]] = []
-        heights: list[float] = []
-        damaged: list[int] = []
-        tables = 0
-        try:
-            for index in range(total):
-                page = doc[index]
-                lines, n_tables = _page_lines(page, index + 1, detect_tables)
-                if any(_DAMAGE.search(m) for m in _mupdf_messages()):
-                    damaged.append(index + 1)
-                pages.append(lines)
-                heights.append(page.rect.height)
-                tables += n_tables
-                if progress:
-                    progress(index + 1, total)
-            toc = doc.get_toc(simple=True)
-        except IngestError:
-            raise
-        except Exception as exc:
-            raise IngestError("corrupt", f"{path.name}: page {len(pages) + 1} cannot be read ({_short(exc, path)})", total) from exc
-        stripped, example = _drop_running_lines(pages, heights) if strip_running_headers else (0, "")
+        pages = _read_pages(doc, path, detect_tables, progress)
+        toc = doc.get_toc(simple=True)
+        stripped, example = _drop_running_lines(pages.lines, pages.heights) if strip_running_headers else (0, "")
         # Judged after removing running headers: a scan with a printed footer is still a scan.
-        empty_pages = [i + 1 for i, lines in enumerate(pages) if not lines]
-        broken = repaired or bool(damaged)
+        empty_pages = [i + 1 for i, lines in enumerate(pages.lines) if not lines]
+        broken = repaired or bool(pages.damaged)
         if len(empty_pages) == total:
-            if broken:
-                # A truncated or garbled file is not a scan: OCR would not help.
-                raise IngestError(
-                    "corrupt",
-                    f"{path.name}: damaged PDF: none of its {total} pages could be read "
-                    "(the file is truncated or broken); get a fresh copy of it",
-                    total,
-                )
-            raise IngestError(
-                "scanned",
-                f"{path.name}: no extractable text on any of its {total} pages (a scan?); "
-                "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result",
-                total,
-            )
-        warnings = []
-        if broken:
-            lost = set(damaged) & set(empty_pages)  # empty because of the damage, not by design
-            warnings.append(
-                f"damaged PDF: {total - len(lost)} of {total} pages recovered"
-                + (f", pages read with errors: {_page_list(damaged)}" if damaged else " (the file was repaired on opening)")
-                + "; compare answers with the original"
-            )
-        lines = [line for page_lines in pages for line in page_lines]
+            raise _no_text(path, total, broken)
+        lines = [line for page_lines in pages.lines for line in page_lines]
         result = detect_sections(lines, toc)
         for line, section in zip(lines, result.paths):
             line.section = section
@@ -355,17 +296,77 @@ def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, prog
             path=path,
             file_name=path.name,
             sha256=sha256_of(path),
-            title=_title(doc, result.outline_title, pages[0], path),
+            title=_title(doc, result.outline_title, pages.lines[0], path),
             page_count=total,
             lines=lines,
             sections_found=result.headings,
             section_source=result.source,
             empty_pages=empty_pages,
-            tables=tables,
+            tables=pages.tables,
             stripped_lines=stripped,
             stripped_example=example,
-            warnings=warnings,
+            warnings=[_damage_warning(total, pages.damaged, empty_pages)] if broken else [],
         )
+
+
+def _open(path: Path) -> pymupdf.Document:
+    """The PDF opened, or one clear reason why it cannot be."""
+    try:
+        doc = pymupdf.open(path)
+    except Exception as exc:
+        raise IngestError("corrupt", f"{path.name}: cannot be read as a PDF ({_short(exc, path)})") from exc
+    if doc.needs_pass:
+        pages = doc.page_count
+        doc.close()
+        raise IngestError(
+            "encrypted",
+            f"{path.name}: the PDF is password-protected; save an unprotected copy (e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that",
+            pages,
+        )
+    is_pdf, pages = doc.is_pdf, doc.page_count
+    if not is_pdf or pages == 0:
+        doc.close()
+        if not is_pdf:
+            raise IngestError("not_pdf", f"{path.name}: not a PDF file")
+        raise IngestError("corrupt", f"{path.name}: damaged PDF: no page could be read (get a fresh copy of the file)")
+    return doc
+
+
+def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress: ProgressFn | None) -> _Pages:
+    total = doc.page_count
+    pages = _Pages([], [], [], 0)
+    try:
+        for index in range(total):
+            page = doc[index]
+            lines, n_tables = _page_lines(page, index + 1, detect_tables)
+            if any(_DAMAGE.search(m) for m in _mupdf_messages()):
+                pages.damaged.append(index + 1)
+            pages.lines.append(lines)
+            pages.heights.append(page.rect.height)
+            pages.tables += n_tables
+            if progress:
+                progress(index + 1, total)
+    except Exception as exc:
+        raise IngestError("corrupt", f"{path.name}: page {len(pages.lines) + 1} cannot be read ({_short(exc, path)})", total) from exc
+    return pages
+
+
+def _no_text(path: Path, total: int, broken: bool) -> IngestError:
+    if broken:  # a truncated or garbled file is not a scan: OCR would not help
+        return IngestError(
+            "corrupt", f"{path.name}: damaged PDF: none of its {total} pages could be read (the file is truncated or broken); get a fresh copy of it", total
+        )
+    return IngestError(
+        "scanned",
+        f"{path.name}: no extractable text on any of its {total} pages (a scan?); run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result",
+        total,
+    )
+
+
+def _damage_warning(total: int, damaged: list[int], empty_pages: list[int]) -> str:
+    lost = set(damaged) & set(empty_pages)  # empty because of the damage, not by design
+    where = f", pages read with errors: {_page_list(damaged)}" if damaged else " (the file was repaired on opening)"
+    return f"damaged PDF: {total - len(lost)} of {total} pages recovered{where}; compare answers with the original"
 
 
 def _page_list(pages: list[int]) -> str:

@@ -18,6 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
+from policybot.registry import doc_of
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Short, common function words only: "not", "no" and numbers stay (they carry meaning here).
 STOPWORDS = frozenset(
@@ -119,10 +121,7 @@ class LexicalIndex:
             return []
         mask = None
         if allowed_docs is not None:
-            # Chunk ids are "<doc_id>:<n>".
-            mask = np.fromiter(
-                (cid.split(":", 1)[0] in allowed_docs for cid in self._ids), dtype=np.float32, count=len(self._ids)
-            )
+            mask = np.fromiter((doc_of(cid) in allowed_docs for cid in self._ids), dtype=np.float32, count=len(self._ids))
             if not mask.any():
                 return []
         k = min(k, len(self._ids))

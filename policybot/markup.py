@@ -66,3 +66,21 @@ def unescape_markdown(markdown: str) -> str:
 def plain_text(fragment: str) -> str:
     """The characters an HTML fragment made by ``literal_html`` shows."""
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def highlight_html(text: str, start: int | None, end: int | None) -> str:
+    """The text as literal, whitespace-preserving HTML, with text[start:end] in <mark>.
+
+    Every punctuation mark and newline is a character reference (``markup.literal_html``), so
+    the fragment is one line of raw HTML in which neither tags nor Markdown can appear.
+    """
+    if start is None or end is None:
+        body = literal_html(text)
+    else:
+        lo, hi = max(0, min(start, len(text))), max(0, min(end, len(text)))
+        # Offsets index the raw text, so each part is escaped on its own.
+        body = literal_html(text[:lo])
+        if hi > lo:
+            body += f"<mark>{literal_html(text[lo:hi])}</mark>"
+        body += literal_html(text[max(lo, hi) :])
+    return f'<div style="white-space: pre-wrap">{body}</div>'

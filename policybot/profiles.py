@@ -109,19 +109,25 @@ def local_model_path(hf_id: str, settings: Settings) -> Path | None:
     return Path(cached).parent if isinstance(cached, str) else None
 
 
-def load_source(hf_id: str, settings: Settings, explicit: str | os.PathLike[str] | None = None) -> str:
-    """What a model loader should open: an explicit folder, the model's local files, else its
-    hub id (a download). Local files switch hub look-ups off (a failed one costs ~70 s offline)."""
+@dataclass(frozen=True)
+class ModelSource:
+    """What a model loader opens: a local folder, or a hub id (a download)."""
+
+    path: str
+    local: bool
+
+
+def load_source(hf_id: str, settings: Settings, explicit: str | os.PathLike[str] | None = None) -> ModelSource:
+    """An explicit folder, the model's local files, else its hub id. Loaders pass
+    ``local_files_only=source.local`` themselves: nothing here changes the process's
+    environment, so one model loading offline never changes how another resolves."""
     if explicit is not None:
         local: Path | None = Path(explicit)
     elif Path(hf_id).is_dir():
         local = Path(hf_id)
     else:
         local = local_model_path(hf_id, settings)
-    if local is None:
-        return hf_id
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    return str(local)
+    return ModelSource(hf_id, False) if local is None else ModelSource(str(local), True)
 
 
 @dataclass(frozen=True)

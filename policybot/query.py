@@ -1,5 +1,7 @@
-"""Turning a user's question into search queries: follow-up condensation, HyDE + rewrites in
-one LLM call, and clause references ("clause 5.2", "Section VII").
+"""The query planner: turning a user's question into search queries. Follow-ups are made
+standalone (heuristically, or by the LLM), HyDE + rewrites come from one LLM call, skipped
+when the first pass is already confident; clause references ("clause 5.2", "Section VII")
+are read from the question.
 
 Whatever the LLM returns (invalid JSON, a numbered list, nothing at all), the original
 question is always searched: a failed rewrite never leaves the query list empty.
@@ -10,12 +12,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Generator, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from policybot.generation import ChatLLM, LLMUsage, load_prompt
+from policybot.conversation import Turn, history_text
+from policybot.events import Event, StageEvent
+from policybot.llm import ChatLLM, LLMUsage, load_prompt
+from policybot.settings import Settings
+from policybot.timing import Timings
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +40,12 @@ class QueryPlan:
 
     standalone: str
     queries: list[str]
-    hyde: str | None = None
     expanded: bool = False
     expansion_error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    expansion: str = ""  # for the answer: "used", "skipped: <why>" or "failed: <why>"
+
+    def status(self) -> str:
+        return "used" if self.expanded else f"failed: {self.expansion_error}"
 
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -114,25 +122,26 @@ def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> st
 
 
 class QueryWriter:
-    """Makes the query plan with at most one LLM call."""
+    """The planner's LLM calls: condense a follow-up, or expand a question (with at most one call)."""
 
-    def __init__(self, llm: ChatLLM | None, rewrites: int = 4, max_tokens: int = 160, hyde: bool = True) -> None:
+    def __init__(self, llm: ChatLLM, rewrites: int = 4, max_tokens: int = 160, hyde: bool = True) -> None:
         self.llm = llm
         self.rewrites = rewrites
         self.max_tokens = max_tokens
         self.hyde = hyde
 
     def condense(self, question: str, history: str, usage: LLMUsage) -> str:
-        """One short call: the follow-up as a standalone question."""
-        assert self.llm is not None
-        prompt = load_prompt("condense").format(history=history, question=question)
-        reply = self.llm.complete(usage, "condense", prompt, max_tokens=60)
+        """One short call: the follow-up as a standalone question (the question itself on failure)."""
+        try:
+            prompt = load_prompt("condense").format(history=history, question=question)
+            reply = self.llm.complete(usage, "condense", prompt, max_tokens=60)
+        except Exception:
+            return question
         line = next((ln.strip(" \"'") for ln in reply.splitlines() if ln.strip()), "")
         return line if len(line) >= 3 else question
 
     def expand(self, question: str, summary: str, usage: LLMUsage, history: str | None = None) -> QueryPlan:
         """HyDE passage + rewrites (and the standalone question for a follow-up) in one call."""
-        assert self.llm is not None
         prompt = load_prompt("expansion").format(summary=summary or "policy documents", question=question, n=self.rewrites)
         if history:
             prompt = (
@@ -146,7 +155,58 @@ class QueryWriter:
             return QueryPlan(question, [question], expansion_error=str(exc)[:200])
         standalone = exp.standalone if (history and exp.standalone) else question
         extra = list(exp.rewrites) + ([exp.hyde] if exp.hyde and self.hyde else [])
-        return QueryPlan(standalone, merge_queries(standalone, extra), exp.hyde or None, expanded=True)
+        return QueryPlan(standalone, merge_queries(standalone, extra), expanded=True)
+
+
+@dataclass
+class PlanRequest:
+    """What the planner decides from: the question, its history and the first pass."""
+
+    question: str
+    history: Sequence[Turn]
+    searched: str  # what the first pass searched (the follow-up joined to its context)
+    confidence: float  # the first pass's confidence (0 when dense and BM25 disagree)
+    summary: str  # what the documents are, for the expansion prompt
+
+
+class QueryPlanner:
+    """Decides what to search: the first pass's query as it is, a condensed follow-up, or the
+    question expanded into HyDE + rewrites, with at most one LLM call."""
+
+    def __init__(self, settings: Settings, llm: ChatLLM | None, confident_at: float) -> None:
+        self.settings = settings
+        self.llm = llm
+        self.confident_at = confident_at
+
+    @staticmethod
+    def first_query(question: str, history: Sequence[Turn]) -> str:
+        """What the first pass searches: without an LLM a follow-up carries its context."""
+        return heuristic_standalone(question, [t.standalone for t in history]) if history else question
+
+    def run(self, request: PlanRequest, usage: LLMUsage, timings: Timings) -> Generator[Event, None, QueryPlan]:
+        s = self.settings
+        plan = QueryPlan(request.searched, [request.searched], expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM")
+        if self.llm is None or s.fast_mode:
+            return plan
+        confident = s.adaptive_expansion and request.confidence >= self.confident_at
+        skipped = f"skipped: first pass confident ({request.confidence:.2f})"
+        writer = QueryWriter(self.llm, s.expansion_rewrites, s.expansion_max_tokens, s.expansion_hyde)
+        if request.history:
+            yield StageEvent("condensing")
+            history = history_text(request.history, s.memory_turns, s.memory_chars)
+            with timings.measure("condense"):
+                if confident:  # one short call is enough: the first pass already found the passages
+                    standalone = writer.condense(request.question, history, usage)
+                    return QueryPlan(standalone, [standalone], expansion=skipped)
+                plan = writer.expand(request.question, request.summary, usage, history=history)
+        elif confident:
+            return QueryPlan(request.searched, [request.searched], expansion=skipped)
+        else:
+            yield StageEvent("expanding")
+            with timings.measure("expansion"):
+                plan = writer.expand(request.question, request.summary, usage)
+        plan.expansion = plan.status()
+        return plan
 
 
 _CLAUSE_REF = re.compile(

@@ -72,6 +72,16 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 
 
+def chunk_id(doc_id: str, ord: int) -> str:
+    """A chunk's id: its document's id and its position ("<doc_id>:00042")."""
+    return f"{doc_id}:{ord:05d}"
+
+
+def doc_of(chunk_id: str) -> str:
+    """The document id inside a chunk id."""
+    return chunk_id.split(":", 1)[0]
+
+
 @dataclass
 class PendingRow:
     collection: str

@@ -13,14 +13,13 @@ Scores are in [0, 1] (a sigmoid of the model's relevance logit), higher is more
 relevant, one per passage and in the order given. Query and passage are truncated
 together to the model's window (``RerankerModel.max_tokens``), never rejected.
 
-:func:`top_p` then decides how many of the best-first candidates to keep.
+``policybot.selection.top_p`` then decides how many of the best-first candidates to keep.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import math
 import os
 import sys
 import threading
@@ -30,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from policybot.embeddings import pick_device
-from policybot.profiles import RerankerModel, load_source
+from policybot.profiles import ModelSource, RerankerModel, load_source
 from policybot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,45 +37,6 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 16
 BACKENDS = ("auto", "flag", "cross-encoder")
 PAPER_EXTRA_HINT = "pip install -e '.[paper]'"
-
-# Cumulative mass may fall a rounding error short of p (0.1 * 5 summed is 0.49999...).
-_MASS_TOLERANCE = 1e-9
-
-
-def top_p(scores: Sequence[float], p: float, temperature: float, min_k: int, max_k: int) -> int:
-    """How many of the best-first ``scores`` to keep under the paper's top-p filter.
-
-    The scores (reranker outputs, sorted best first) become a probability distribution
-    with ``softmax(scores / temperature)``; we keep the smallest prefix whose cumulative
-    probability reaches ``p``. A dominant first score therefore keeps few passages, a
-    flat distribution keeps many (``ceil(p * n)`` when all scores are equal). A lower
-    temperature sharpens the distribution and keeps fewer; a higher one keeps more.
-
-    The count is then clamped to ``[min_k, max_k]`` and never exceeds ``len(scores)``;
-    an empty input keeps 0. The softmax subtracts the largest score first, so scores
-    of any magnitude (say 1000) neither overflow nor underflow to nothing.
-
-    Raises ``ValueError`` for a non-positive temperature, ``p`` outside [0, 1],
-    negative ``min_k``, ``max_k < min_k`` or a non-finite score.
-    """
-    if temperature <= 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be in [0, 1], got {p}")
-    if min_k < 0 or max_k < min_k:
-        raise ValueError(f"need 0 <= min_k <= max_k, got min_k={min_k}, max_k={max_k}")
-    n = len(scores)
-    if n == 0:
-        return 0
-    logits = np.asarray(scores, dtype=np.float64) / temperature
-    if not np.all(np.isfinite(logits)):
-        raise ValueError("scores must be finite numbers")
-    weights = np.exp(logits - logits.max())
-    mass = np.cumsum(weights / weights.sum())
-    # First index whose cumulative mass reaches p; +1 turns it into a count.
-    keep = int(np.searchsorted(mass, p - _MASS_TOLERANCE, side="left")) + 1
-    return min(max(keep, min_k), max_k, n)
-
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
     """Logistic function without overflow warnings for large |x|."""
@@ -123,11 +83,11 @@ class Reranker:
         """Word pieces the model reads per pair: query, passage and special tokens together."""
         return self.model.max_tokens
 
-    def source(self) -> str:
+    def source(self) -> ModelSource:
         """What to load: an explicit path, the model's local files, else its hub id (downloads)."""
         source = load_source(self.model.hf_id, self.settings, self.path)
-        if source == self.model.hf_id and not Path(source).is_dir():
-            log.info("downloading %s (first use)", source)
+        if not source.local:
+            log.info("downloading %s (first use)", source.path)
         return source
 
     def warm_up(self) -> None:
@@ -158,7 +118,7 @@ class Reranker:
     def _preflight(self) -> None:
         """Import the backend library; raise a clear error when it is missing."""
 
-    def _load(self, source: str, device: str) -> Any:
+    def _load(self, source: ModelSource, device: str) -> Any:
         raise NotImplementedError
 
     def _score(self, pairs: list[tuple[str, str]]) -> Any:
@@ -183,7 +143,7 @@ class FlagReranker(Reranker):
             ) from exc
         return _FlagReranker
 
-    def _load(self, source: str, device: str) -> Any:
+    def _load(self, source: ModelSource, device: str) -> Any:
         _FlagReranker = self._flag_class()
         kwargs: dict[str, Any] = {"use_fp16": device.startswith("cuda")}
         params = _parameters(_FlagReranker)
@@ -193,7 +153,7 @@ class FlagReranker(Reranker):
             kwargs["devices"] = [device]
         elif "device" in params:
             kwargs["device"] = device
-        return _FlagReranker(source, **kwargs)
+        return _FlagReranker(source.path, **kwargs)
 
     def _score(self, pairs: list[tuple[str, str]]) -> Any:
         # normalize=True applies the sigmoid; a single pair comes back as a bare float.
@@ -215,10 +175,10 @@ class CrossEncoderReranker(Reranker):
         self._outputs_probabilities = False
         self._num_labels = 1
 
-    def _load(self, source: str, device: str) -> Any:
+    def _load(self, source: ModelSource, device: str) -> Any:
         from sentence_transformers import CrossEncoder
 
-        encoder = CrossEncoder(source, device=device, max_length=self.max_tokens)
+        encoder = CrossEncoder(source.path, device=device, max_length=self.max_tokens, local_files_only=source.local)
         self._num_labels = int(getattr(encoder, "num_labels", 1) or 1)
         # sentence-transformers >= 4 calls it activation_fn, older versions
         # default_activation_function; a single-label head defaults to a sigmoid.

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1"
+# Shown with every answer, in the app and in exports.
+DISCLAIMER = "PolicyBot is an assistive tool, not legal advice. Always check the cited source."
 
 def page_range(start: int, end: int) -> str:
     return f"p.{start}" if start == end else f"pp.{start}-{end}"
@@ -196,3 +198,11 @@ class Answer(BaseModel):
     profile: str
     llm_model: str | None = None
     notice: str | None = Field(None, description="Something the user should know (e.g. how to start the LLM)")
+
+    @property
+    def shown_citations(self) -> list[Citation]:
+        """The sources to show with the answer: the closest passages of a refusal, else the
+        cited ones (all of them when the answer cites none)."""
+        if self.refused:
+            return list(self.citations)
+        return [c for c in self.citations if c.cited] or list(self.citations)

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
+from policybot.text import alnum
+
 SEPARATOR = " > "
 MAX_HEADING_CHARS = 110
 MAX_HEADING_WORDS = 14
@@ -86,10 +88,6 @@ class SectionResult:
     outline_title: str | None = None
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", text.lower())
-
-
 def _clean_title(title: str) -> str:
     return re.sub(r"\s+", " ", title).strip()
 
@@ -106,7 +104,7 @@ def _outline_entries(toc: Sequence[Sequence]) -> tuple[list[tuple[int, str, int]
 
 
 def _matches(line_text: str, title: str) -> bool:
-    line_n, title_n = _norm(line_text), _norm(title)
+    line_n, title_n = alnum(line_text), alnum(title)
     if not line_n or not title_n:
         return False
     if line_n.startswith(title_n[:40]):

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
 
-from policybot.chat import REFUSAL
+from policybot.llm import REFUSAL
 from policybot.markup import plain_text
 from policybot.markup import unescape_markdown as shown
 from policybot.service import PolicyBot

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from policybot.doctor import OllamaStatus, ollama_status, run_checks
+from policybot.doctor import run_checks
+from policybot.providers import OllamaStatus, ollama_status
 from policybot.schemas import DoctorReport
 from policybot.service import PolicyBot
 from tests import pdfs

@@ -157,11 +157,10 @@ def test_each_embedding_model_has_its_own_collection(tmp_path, policy_pdf):
     twin = register_embedding(EmbeddingModel("minilm-twin", "sentence-transformers/all-MiniLM-L6-v2", 256, packaged=True))
     register_profile(Profile("twin-test", twin, None, PROFILES["lite"].llm))
     try:
-        other = PolicyBot(make_settings(tmp_path / "home").model_copy(update={"profile": "lite"}))
-        other._profile = None
         from policybot.profiles import ResolvedProfile
 
-        other._profile = ResolvedProfile(PROFILES["twin-test"], "twin-test", "test")
+        other = PolicyBot(make_settings(tmp_path / "home").model_copy(update={"profile": "lite"}))
+        other.components._built["profile"] = ResolvedProfile(PROFILES["twin-test"], "twin-test", "test")
         assert other.index.collection != bot.index.collection
         assert other.index.documents() == []
         listing = other.documents()
@@ -225,14 +224,14 @@ def test_concurrent_deletes_from_two_threads_delete_once(bot, tmp_path):
 
 def test_uploads_get_safe_names_and_are_staged_inside_the_data_folder(bot, policy_pdf, monkeypatch):
     staged: list = []
-    real = bot.ingest_file
+    real = bot.library.ingest_file
 
     def spy(path, progress=None, name=None):
         staged.append(path)
         assert path.exists()
         return real(path, progress, name=name)
 
-    monkeypatch.setattr(bot, "ingest_file", spy)
+    monkeypatch.setattr(bot.library, "ingest_file", spy)
     data = policy_pdf.read_bytes()
     hostile = "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf"
     outcome = bot.ingest_upload(hostile, data)

