@@ -234,7 +234,13 @@ def kiosk_guard(settings: Settings) -> bool:
 def citation_title(c: Citation, refused: bool) -> str:
     # Plain symbols (DejaVu has them): kiosk browsers often have no emoji font.
     mark = "" if refused or not c.cited else (" ✓ verified" if c.verified else " ⚠ unverified")
-    return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark} · score {c.score:.2f}"
+    extra = ""
+    if c.referenced_by:
+        extra += escape_markdown(f" · referenced by [{c.referenced_by[0]}] ({c.reference})")
+    if c.same_text_in:
+        extra += escape_markdown(f" · same text in: {'; '.join(c.same_text_in)}")
+    score = "" if c.referenced_by else f" · score {c.score:.2f}"
+    return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark}{extra}{score}"
 
 
 def render_citation(bot: PolicyBot, c: Citation, refused: bool, key: str) -> None:
@@ -260,6 +266,8 @@ def render_citation(bot: PolicyBot, c: Citation, refused: bool, key: str) -> Non
 def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None) -> None:
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
+    if answer.named_documents:
+        st.caption(escape_markdown(f"Searched only {', '.join(answer.named_documents)}: the question names it."))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice and answer.notice != banner:  # the banner already says it
         st.caption(f"ℹ️ {escape_markdown(answer.notice)}")

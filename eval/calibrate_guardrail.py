@@ -1,12 +1,22 @@
-"""Measure the scores behind the no-answer guardrail and adaptive expansion.
+"""Measure the bands (refuse / uncertain / confident) on evaluation sets, for any profile.
 
-    python eval/calibrate_guardrail.py DATASET_DIR... [--out eval/results/guardrail.json]
+    python eval/calibrate_guardrail.py DATASET_DIR... [--out eval/results/guardrail.json] [--profile paper]
 
-For every question (no LLM, lite or whatever profile resolves): the relevance score the
-guardrail compares (reranker probability, else best cosine of the final candidates) and the
-first-pass top cosine. Prints AUROC of relevance (answerable = positive), the threshold that
-maximises balanced accuracy per set and pooled, refusal rates at candidate thresholds, and for
-adaptive expansion the first-pass hit@5 rate above candidate confidence thresholds.
+The out-of-scope floor needs no calibration per model: it is the 95th percentile of what the
+off-topic probe questions score against the same documents with the same model
+(``policybot/bands.py``). What a profile with a cross-encoder does need is the reranker
+probability below which a confident match is demoted to uncertain
+(``refusal_thresholds["bge-reranker-base"]``, provisional until this script runs on a machine
+with the paper models). For each set and pooled, it prints:
+
+- the band counts of answerable, near-miss (in-domain, unanswerable) and clearly out-of-scope questions;
+- the share of answerable questions refused (target <= 5 %) and of out-of-scope ones refused (target >= 95 %);
+- the AUROC of the cosine margin over the floor (answerable vs unanswerable);
+- with a reranker, the AUROC of its probability and the highest threshold that keeps 95 % of
+  the answerable questions above it: the value for ``POLICYBOT_REFUSAL_THRESHOLDS``.
+
+Run it on every set you have (eval/datasets/*, ../shared/eval-data/*) and write the result into
+a decision record; it reads questions' categories ``out_of_scope`` / ``near_miss``.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from policybot.evaluation import is_relevant, load_dataset  # noqa: E402
+from policybot.evaluation import load_dataset  # noqa: E402
 from policybot.service import PolicyBot  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
@@ -31,67 +41,64 @@ def auroc(pos: list[float], neg: list[float]) -> float:
     return wins / (len(pos) * len(neg))
 
 
-def balanced_accuracy(pos: list[float], neg: list[float], t: float) -> float:
-    tpr = sum(p >= t for p in pos) / len(pos) if pos else 1.0
-    tnr = sum(n < t for n in neg) / len(neg) if neg else 1.0
-    return (tpr + tnr) / 2
-
-
-def score_set(root: Path, cache: Path) -> list[dict]:
+def score_set(root: Path, cache: Path, profile: str) -> list[dict]:
     dataset = load_dataset(root)
-    emb_never_refuse = {"all-MiniLM-L6-v2": -1.0, "gte-multilingual-base": -1.0, "bge-reranker-base": -1.0}
-    bot = PolicyBot(Settings(home=cache / root.name, refusal_thresholds=emb_never_refuse, confident_thresholds={}))
+    bot = PolicyBot(Settings(home=cache / root.name, profile=profile, llm_mode="off"))
     report = bot.ingest(dataset.docs)
     assert not report.failed, [o.message for o in report.failed]
+    has_reranker = bot.profile.profile.reranker is not None
     rows = []
     for q in dataset.questions:
-        answer = bot.ask(q.question, use_llm=False)
-        first = bot.search(q.question, k=5).hits
+        answer = bot.ask(q.question, use_llm=False, rerank=has_reranker)
+        reranker = max((c.score for c in answer.citations if not c.referenced_by), default=None) if has_reranker else None
+        group = "answerable" if q.answerable else ("out_of_scope" if q.category == "out_of_scope" else "near_miss")
         rows.append(
             {
                 "set": root.name,
                 "id": q.id,
-                "answerable": q.answerable,
-                "category": q.category,
-                "relevance": answer.relevance,
-                "first_pass": answer.first_pass_score,
-                "first_hit5": any(is_relevant(h.doc, h.text, q.gold) for h in first) if q.gold else None,
+                "group": group,
+                "band": answer.band,
+                "margin": round((answer.relevance or 0.0) - (answer.refusal_threshold or 0.0), 4),
+                "reranker": reranker,
             }
         )
     return rows
 
 
+def summarise(name: str, rows: list[dict]) -> None:
+    groups = {g: [r for r in rows if r["group"] == g] for g in ("answerable", "near_miss", "out_of_scope")}
+    print(f"\n== {name} ({len(rows)} questions)")
+    for group, members in groups.items():
+        if members:
+            bands = {b: sum(r["band"] == b for r in members) for b in ("confident", "uncertain", "out_of_scope")}
+            refused = bands["out_of_scope"] / len(members)
+            print(f"  {group:13s} n={len(members):4d}  bands {bands}  refused {refused:.1%}")
+    pos = [r["margin"] for r in groups["answerable"]]
+    neg = [r["margin"] for r in groups["near_miss"] + groups["out_of_scope"]]
+    print(f"  AUROC of the cosine margin: {auroc(pos, neg):.3f}")
+    probs = sorted(r["reranker"] for r in groups["answerable"] if r["reranker"] is not None)
+    if probs:
+        negs = [r["reranker"] for r in groups["near_miss"] + groups["out_of_scope"] if r["reranker"] is not None]
+        keep95 = probs[int(0.05 * len(probs))]
+        print(f"  reranker: AUROC {auroc(probs, negs):.3f}; threshold keeping 95 % of answerable questions: {keep95:.3f}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("datasets", nargs="+")
-    ap.add_argument("--cache", default=".policybot-eval", help="where the eval indexes are kept between runs")
-    ap.add_argument("--out", default="eval/results/guardrail.json")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("datasets", nargs="+", type=Path)
+    ap.add_argument("--cache", type=Path, default=Path(".policybot-eval/guardrail"))
+    ap.add_argument("--profile", default="auto", choices=["auto", "paper", "lite"])
+    ap.add_argument("--out", type=Path, default=Path("eval/results/guardrail.json"))
     args = ap.parse_args()
-    rows = []
-    for d in args.datasets:
-        rows += score_set(Path(d), Path(args.cache))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(rows, indent=1))
-    grid = [round(0.05 * i, 2) for i in range(2, 17)]
-    sets = sorted({r["set"] for r in rows}) + ["pooled"]
-    print("## refusal score (relevance): answerable = positive")
-    for name in sets:
-        sel = [r for r in rows if name in ("pooled", r["set"])]
-        pos = [r["relevance"] for r in sel if r["answerable"]]
-        neg = [r["relevance"] for r in sel if not r["answerable"]]
-        best = max(grid, key=lambda t: balanced_accuracy(pos, neg, t))
-        print(f"{name}: n={len(pos)}+{len(neg)}  AUROC {auroc(pos, neg):.3f}  best threshold {best} (balanced acc {balanced_accuracy(pos, neg, best):.3f})")
-        for t in grid:
-            fr = sum(p < t for p in pos) / max(len(pos), 1)
-            rr = sum(n < t for n in neg) / max(len(neg), 1)
-            print(f"   t={t:.2f}: refuses {rr:.0%} of unanswerable, {fr:.0%} of answerable")
-    print("\n## adaptive expansion: first-pass top cosine vs first-pass hit@5 (answerable)")
-    ans = [r for r in rows if r["answerable"] and r["first_hit5"] is not None]
-    for t in grid:
-        above = [r for r in ans if r["first_pass"] >= t]
-        if above:
-            hit = sum(r["first_hit5"] for r in above) / len(above)
-            print(f"   t={t:.2f}: {len(above)}/{len(ans)} skip expansion; hit@5 among them {hit:.3f}")
+    rows: list[dict] = []
+    for root in args.datasets:
+        part = score_set(root, args.cache, args.profile)
+        summarise(root.name, part)
+        rows += part
+    summarise("all sets pooled", rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(rows, indent=1))
+    print(f"\nper-question scores: {args.out}")
 
 
 if __name__ == "__main__":

@@ -234,6 +234,8 @@ def _print_answer(answer: Any, streamed: str) -> None:
         out.print(escape(answer.answer), highlight=False)
     if answer.notice:
         err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
+    if answer.named_documents:
+        err.print(f"[dim]searched only {escape(', '.join(answer.named_documents))}: the question names it[/dim]", highlight=False)
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
     for c in answer.shown_citations:
@@ -241,7 +243,12 @@ def _print_answer(answer: Any, streamed: str) -> None:
             mark = ""
         else:
             mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
-        out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}", highlight=False)
+        notes = ""
+        if c.referenced_by:
+            notes += f"  referenced by [{c.referenced_by[0]}] ({c.reference})"
+        if c.same_text_in:
+            notes += f"  same text in: {'; '.join(c.same_text_in)}"
+        out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}{escape(notes)}", highlight=False)
     llm = answer.llm
     err.print(
         f"[dim]{answer.mode}; {llm.calls} LLM call(s), {llm.prompt_tokens} prompt + {llm.output_tokens} output tokens; "
@@ -304,7 +311,12 @@ def eval_command(
             ref = r["metrics"]["refusal"]
             out.print(
                 f"{r['dataset']} / {r['config']}: R@1 {m.get('R@1', 0):.3f} R@5 {m.get('R@5', 0):.3f} R@10 {m.get('R@10', 0):.3f} "
-                f"MRR@10 {m.get('mrr@10', 0):.3f} nDCG@10 {m.get('ndcg@10', 0):.3f}; refusal AUROC {ref.get('auroc')}",
+                f"MRR@10 {m.get('mrr@10', 0):.3f} nDCG@10 {m.get('ndcg@10', 0):.3f}; refusal AUROC {ref.get('auroc')}"
+                + (
+                    f"; refused: answerable {ref.get('false_refusal_rate')}, out of scope {ref.get('out_of_scope_refusal_rate')}"
+                    if "false_refusal_rate" in ref
+                    else ""
+                ),
                 highlight=False,
             )
         out.print(f"report: {report}", highlight=False)

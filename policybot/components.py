@@ -7,10 +7,14 @@ session never blocks a question in another.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
+import numpy as np
+
+from policybot.bands import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
 from policybot.chunking import Chunker, make_chunker
 from policybot.embeddings import Embedder, get_embedder
 from policybot.feedback import FeedbackStore
@@ -18,7 +22,10 @@ from policybot.index import DocumentIndex
 from policybot.locks import LibraryLock
 from policybot.profiles import ResolvedProfile, resolve_profile
 from policybot.providers import LLMProvider
-from policybot.registry import Registry
+from policybot.naming import NamedDocument, name_phrases, named_documents
+from policybot.query import section_matches
+from policybot.references import Glossary, ReferenceFollower, glossary_of
+from policybot.registry import DocumentRow, Registry, doc_of
 from policybot.rerank import Reranker, get_reranker
 from policybot.retrieval import HybridRetriever
 from policybot.scoring import Thresholds
@@ -90,7 +97,16 @@ class Components:
     @property
     def retriever(self) -> HybridRetriever:
         s = self.settings
-        return self._once("retriever", lambda: HybridRetriever(self.index, self.embedder, s.candidates_per_retriever, s.rrf_k))
+        return self._once(
+            "retriever",
+            lambda: HybridRetriever(
+                self.index, self.embedder, self.calibration_of_ids, s.candidates_per_retriever, s.rrf_k, s.fusion, s.fusion_dense_weight
+            ),
+        )
+
+    def calibration_of_ids(self, doc_ids: Sequence[str]) -> Calibration:
+        wanted = set(doc_ids)
+        return self.calibration([d for d in self.index.documents() if d.doc_id in wanted])
 
     @property
     def feedback(self) -> FeedbackStore:
@@ -104,6 +120,76 @@ class Components:
         """The profile's cross-encoder (loaded on first use, once per process), if it has one."""
         model = self.profile.profile.reranker
         return None if model is None else get_reranker(model, self.settings)
+
+    # --- what questions are judged against (computed per document, cached) -------------------
+    @property
+    def probe_vectors(self) -> np.ndarray:
+        """The off-topic probe questions, embedded once per process."""
+        return self._once("probe_vectors", lambda: self.embedder.embed(list(probe_bank()[1])))
+
+    def probe_scores_of(self, doc: DocumentRow) -> list[float]:
+        """A document's off-topic probe scores: stored at ingestion; computed (and stored) here
+        for documents indexed before they were kept, or with another probe bank."""
+        bank, model = probe_bank()[0], self.profile.profile.embedding.hf_id
+        key = f"probes:{doc.doc_id}:{bank}"
+        cached = self._built.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        scores = decode_probes(doc.probes, bank, model)
+        if scores is None:
+            chunk_ids = [c.chunk_id for c in self.registry.chunks_of(doc.collection, doc.doc_id)]
+            vectors = self.index.vectors(chunk_ids)
+            matrix = np.vstack([vectors[c] for c in chunk_ids if c in vectors]) if vectors else np.zeros((0, 1), dtype=np.float32)
+            scores = probe_scores(matrix, self.probe_vectors)
+            self.registry.set_probes(doc.collection, doc.doc_id, encode_probes(bank, model, scores))
+        self._built[key] = scores
+        return scores
+
+    def calibration(self, scope: Sequence[DocumentRow]) -> Calibration:
+        """What off-topic questions score in these documents: cosines per document (stored), BM25
+        per scope (BM25 depends on the whole library's statistics: redone when it changes)."""
+        ids = sorted(d.doc_id for d in scope)
+        key = hashlib.sha1("|".join(ids).encode()).hexdigest()[:12]
+        lexical = self._per_generation(f"lexical-probes:{key}", lambda: self._lexical_probe_scores(ids))
+        return Calibration.of([self.probe_scores_of(d) for d in scope], lexical)
+
+    def _lexical_probe_scores(self, doc_ids: list[str]) -> list[float]:
+        lexical, allowed = self.index.lexical_ready(), set(doc_ids)
+        return [next(iter(lexical.search(probe, 1, allowed)), ("", 0.0))[1] for probe in probe_bank()[1]]
+
+    def _per_generation(self, name: str, build: Callable[[], T]) -> T:
+        """Something derived from the whole library, rebuilt when documents come or go."""
+        key = f"{name}@{self.registry.generation(self.index.collection)}"
+        return self._once(key, build)
+
+    def name_documents(self, question: str, scope: Sequence[DocumentRow]) -> list[NamedDocument]:
+        """The documents of the scope the question names (by title, file name or acronym)."""
+        if not self.settings.name_documents:
+            return []
+        docs = self.index.documents()
+        phrases = self._per_generation("names", lambda: name_phrases(docs, self._used_elsewhere))
+        in_scope = {d.doc_id for d in scope}
+        return [n for n in named_documents(question, docs, phrases) if n.doc.doc_id in in_scope]
+
+    def _used_elsewhere(self, word: str, doc_id: str) -> bool:
+        return any(doc_of(c) != doc_id for c in self.index.lexical_ready().chunk_ids_with(word))
+
+    @property
+    def references(self) -> ReferenceFollower:
+        """Follows cross-references and defined terms to their clauses (``references.py``)."""
+        collection = self.index.collection
+
+        def clause(doc_id: str, number: str) -> str | None:
+            for chunk_id, section in self.registry.chunk_ids_with_section(collection, number):
+                if doc_of(chunk_id) == doc_id and section_matches(section.split(" > ")[-1], [number]):
+                    return chunk_id
+            return None
+
+        def glossary(doc_id: str) -> Glossary:
+            return self._per_generation(f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id)))
+
+        rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
+        return ReferenceFollower(clause, glossary, rows, self.settings.max_supporting_sources)
 
     @property
     def thresholds(self) -> Thresholds:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import statistics
+from collections import Counter
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -46,7 +47,9 @@ CONFIGS: dict[str, EvalConfig] = {
     for c in [
         _cfg("dense", "dense retrieval only (first pass)", "dense"),
         _cfg("bm25", "BM25 only (first pass)", "bm25"),
-        _cfg("hybrid", "dense + BM25, RRF (first pass)", "hybrid"),
+        _cfg("hybrid", "dense + BM25, calibrated score fusion (first pass)", "hybrid"),
+        _cfg("hybrid-rrf", "dense + BM25, reciprocal rank fusion (first pass; the earlier default)", "hybrid", fusion="rrf"),
+        _cfg("all-documents", "full pipeline, fast mode, without narrowing to documents the question names", "pipeline", fast_mode=True, name_documents=False),
         _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
         _cfg("hyde", "pipeline + HyDE passage only", "pipeline", needs_llm=True, expansion_rewrites=0, adaptive_expansion=False),
         _cfg("multiquery", "pipeline + rewrites only", "pipeline", needs_llm=True, expansion_hyde=False, adaptive_expansion=False),
@@ -65,6 +68,8 @@ CONFIGS: dict[str, EvalConfig] = {
             chunker="recursive",
             chunk_scope="page",
             contextual_header=False,
+            name_documents=False,
+            fusion="rrf",
         ),
         _cfg(
             "baseline-recursive-bm25",
@@ -73,6 +78,8 @@ CONFIGS: dict[str, EvalConfig] = {
             chunker="recursive",
             chunk_scope="page",
             contextual_header=False,
+            name_documents=False,
+            fusion="rrf",
         ),
         _cfg(
             "reference-semantic-page",
@@ -82,6 +89,7 @@ CONFIGS: dict[str, EvalConfig] = {
             chunk_scope="page",
             contextual_header=False,
             semantic_merge_tokens=0,
+            name_documents=False,
         ),
     ]
 }
@@ -109,13 +117,14 @@ def unavailable(config: EvalConfig, bot: PolicyBot) -> str | None:
 
 
 def relevant_chunks(question: Question, chunks: Sequence[tuple[str, str, str]]) -> set[str]:
-    """Ids of the chunks (id, doc name, text) holding at least half of a gold passage."""
-    golds = [(g.doc, alnum(g.text)) for g in question.gold]
+    """Ids of the chunks (id, doc name, text) holding at least half of a gold passage, in its
+    document or in one the set says holds the same passage (``also_in``)."""
+    golds = [({g.doc, *g.also_in}, alnum(g.text)) for g in question.gold]
     found = set()
     for chunk_id, doc, text in chunks:
         text_alnum = None
-        for gdoc, gtext in golds:
-            if gdoc != doc:
+        for gdocs, gtext in golds:
+            if doc not in gdocs:
                 continue
             text_alnum = text_alnum if text_alnum is not None else alnum(text)
             if contains_half(text_alnum, gtext):
@@ -270,7 +279,11 @@ def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -
     answer = bot.ask(q.question, use_llm=config.needs_llm)
     row.update(
         refused=answer.refused,
-        refusal_score=answer.relevance,
+        band=answer.band,
+        relevance=answer.relevance,
+        # The margin over the out-of-scope floor: comparable across scopes (the floor depends on
+        # the documents searched), so it is what the AUROC is computed on.
+        refusal_score=round(answer.relevance - answer.refusal_threshold, 4) if answer.relevance is not None and answer.refusal_threshold is not None else None,
         mode=answer.mode,
         answer=answer.answer,
         timings=answer.timings,
@@ -287,7 +300,10 @@ def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -
 
 
 def _retrieve(bot: PolicyBot, retrieval: Retrieval, question: str, doc_ids: list[str], k: int = 20) -> tuple[list[str], dict[str, float]]:
-    """One first-pass retriever on its own: dense, BM25 or their fusion."""
+    """One first-pass retriever on its own: dense, BM25 or their fusion, over the documents the
+    question names when it names some (as the pipeline searches)."""
+    scope = [d for d in bot.index.documents() if d.doc_id in set(doc_ids)]
+    doc_ids = [n.doc.doc_id for n in bot.components.name_documents(question, scope)] or doc_ids
     retriever = bot.retriever
     if retrieval == "dense":
         hits = retriever.dense.run(question, k, doc_ids)
@@ -350,8 +366,16 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     neg = [r["refusal_score"] for r in unanswerable if r.get("refusal_score") is not None]
     refusal: dict[str, Any] = {"auroc": auroc(pos, neg), "unanswerable": len(unanswerable), "answerable": len(answerable)}
     if rows and rows[0].get("refused") is not None:
-        refusal["refusal_rate"] = round(sum(bool(r["refused"]) for r in unanswerable) / len(unanswerable), 4) if unanswerable else None
-        refusal["false_refusal_rate"] = round(sum(bool(r["refused"]) for r in answerable) / len(answerable), 4) if answerable else None
+        out_of_scope = [r for r in unanswerable if r.get("category") == "out_of_scope"]
+        refusal["refusal_rate"] = _rate(unanswerable)
+        refusal["false_refusal_rate"] = _rate(answerable)
+        refusal["out_of_scope"] = len(out_of_scope)
+        refusal["out_of_scope_refusal_rate"] = _rate(out_of_scope)
+        refusal["bands"] = {
+            group: dict(sorted(Counter(r.get("band") or "none" for r in members).items()))
+            for group, members in (("answerable", answerable), ("unanswerable", unanswerable), ("out_of_scope", out_of_scope))
+            if members
+        }
         out["citations"] = _citation_metrics(answerable)
     out["refusal"] = refusal
     scored = [r for r in rows if "rouge_l" in r]
@@ -363,6 +387,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
     out["cost"] = _cost(rows)
     return out
+
+
+def _rate(rows: list[dict[str, Any]]) -> float | None:
+    """The share of these questions refused outright."""
+    return round(sum(bool(r["refused"]) for r in rows) / len(rows), 4) if rows else None
 
 
 def _citation_metrics(answerable: list[dict[str, Any]]) -> dict[str, Any]:
@@ -412,46 +441,7 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
     lines = [f"# PolicyBot evaluation: {dataset}", ""]
     if ran:
         lines += [f"Profile {ran[0]['profile']} ({ran[0]['embedding_model']}), {ran[0]['created']}.", ""]
-        lines += ["## Retrieval (answerable questions; R@k = a relevant chunk in the top k)", ""]
-        cols = ["R@1", "R@3", "R@5", "R@10", "recall@10", "precision@5", "f1@5", "mrr@10", "ndcg@10"]
-        lines += ["| config | " + " | ".join(cols) + " | chunks | ingest s |", "|---" * (len(cols) + 3) + "|"]
-        for r in ran:
-            m = r["metrics"]["retrieval"]
-            vals = " | ".join(f"{m.get(c, float('nan')):.3f}" for c in cols)
-            lines.append(f"| {r['config']} | {vals} | {r['ingestion']['chunks']} | {r['ingestion']['seconds']:.1f} |")
-        lines += _table(
-            "Refusals",
-            ["AUROC of the score", "refusal rate (unanswerable)", "false refusals (answerable)"],
-            [(r["config"], [_fmt(r["metrics"]["refusal"].get(k)) for k in ("auroc", "refusal_rate", "false_refusal_rate")]) for r in ran],
-        )
-        answered = [r for r in ran if "answers" in r["metrics"]]
-        lines += _table(
-            "Answers (vs reference answers)",
-            ["scored", "ROUGE-L", "similarity"],
-            [(r["config"], [str(r["metrics"]["answers"]["scored"])] + [_fmt(r["metrics"]["answers"][k]) for k in ("rouge_l", "similarity")]) for r in answered],
-        )
-        cited = [r for r in ran if "citations" in r["metrics"]]
-        lines += _table(
-            "Citations",
-            ["page accuracy", "section present", "verified"],
-            [(r["config"], [_fmt(r["metrics"]["citations"][k]) for k in ("page_accuracy", "section_presence", "verification_rate")]) for r in cited],
-        )
-        lines += _table(
-            "Cost",
-            ["question p50 s", "p95 s", "LLM calls / q", "prompt tokens / q"],
-            [
-                (
-                    r["config"],
-                    [
-                        f"{r['metrics']['cost']['question_seconds']['p50']:.3f}",
-                        f"{r['metrics']['cost']['question_seconds']['p95']:.3f}",
-                        f"{r['metrics']['cost']['llm_calls_per_question']:.2f}",
-                        f"{r['metrics']['cost']['prompt_tokens_per_question']:.0f}",
-                    ],
-                )
-                for r in ran
-            ],
-        )
+        lines += _retrieval_table(ran) + _refusal_table(ran) + _answer_tables(ran) + _cost_table(ran)
         lines += ["", "Configurations:", ""] + [f"- `{r['config']}`: {r['description']}" for r in ran]
     if skipped:
         lines += ["", "Not run here:", ""] + [f"- `{r['config']}`: {r['skipped']}" for r in skipped]
@@ -460,12 +450,62 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
     return "\n".join(lines) + "\n"
 
 
+def _retrieval_table(ran: list[dict[str, Any]]) -> list[str]:
+    cols = ["R@1", "R@3", "R@5", "R@10", "recall@10", "precision@5", "f1@5", "mrr@10", "ndcg@10"]
+    lines = ["## Retrieval (answerable questions; R@k = a relevant chunk in the top k)", ""]
+    lines += ["| config | " + " | ".join(cols) + " | chunks | ingest s |", "|---" * (len(cols) + 3) + "|"]
+    for r in ran:
+        m = r["metrics"]["retrieval"]
+        vals = " | ".join(f"{m.get(c, float('nan')):.3f}" for c in cols)
+        lines.append(f"| {r['config']} | {vals} | {r['ingestion']['chunks']} | {r['ingestion']['seconds']:.1f} |")
+    return lines
+
+
+def _refusal_table(ran: list[dict[str, Any]]) -> list[str]:
+    keys = ("auroc", "refusal_rate", "out_of_scope_refusal_rate", "false_refusal_rate")
+    return _table(
+        "Refusals (bands: confident/uncertain/out of scope)",
+        ["AUROC of the score", "refused: unanswerable", "refused: clearly out of scope", "refused: answerable", "bands (answerable · unanswerable)"],
+        [(r["config"], [_fmt(r["metrics"]["refusal"].get(k)) for k in keys] + [_bands(r["metrics"]["refusal"].get("bands", {}))]) for r in ran],
+    )
+
+
+def _answer_tables(ran: list[dict[str, Any]]) -> list[str]:
+    answered = [r for r in ran if "answers" in r["metrics"]]
+    cited = [r for r in ran if "citations" in r["metrics"]]
+    return _table(
+        "Answers (vs reference answers)",
+        ["scored", "ROUGE-L", "similarity"],
+        [(r["config"], [str(r["metrics"]["answers"]["scored"])] + [_fmt(r["metrics"]["answers"][k]) for k in ("rouge_l", "similarity")]) for r in answered],
+    ) + _table(
+        "Citations",
+        ["page accuracy", "section present", "verified"],
+        [(r["config"], [_fmt(r["metrics"]["citations"][k]) for k in ("page_accuracy", "section_presence", "verification_rate")]) for r in cited],
+    )
+
+
+def _cost_table(ran: list[dict[str, Any]]) -> list[str]:
+    def cells(cost: dict[str, Any]) -> list[str]:
+        seconds = cost["question_seconds"]
+        return [f"{seconds['p50']:.3f}", f"{seconds['p95']:.3f}", f"{cost['llm_calls_per_question']:.2f}", f"{cost['prompt_tokens_per_question']:.0f}"]
+
+    return _table("Cost", ["question p50 s", "p95 s", "LLM calls / q", "prompt tokens / q"], [(r["config"], cells(r["metrics"]["cost"])) for r in ran])
+
+
 def _table(title: str, headers: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
     """A Markdown section with one row per configuration (nothing when there are no rows)."""
     if not rows:
         return []
     lines = ["", f"## {title}", "", "| config | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
     return lines + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
+
+
+def _bands(bands: dict[str, dict[str, int]]) -> str:
+    def one(group: str) -> str:
+        counts = bands.get(group, {})
+        return "/".join(str(counts.get(b, 0)) for b in ("confident", "uncertain", "out_of_scope"))
+
+    return f"{one('answerable')} · {one('unanswerable')}" if bands else "—"
 
 
 def _fmt(value: Any) -> str:

@@ -21,6 +21,9 @@ class Gold:
     doc: str
     page: int | None
     text: str
+    # Other documents holding the same passage word for word (sibling forms): a chunk of theirs
+    # answers as well, so it counts as relevant too (sets may list them as ``also_in``).
+    also_in: tuple[str, ...] = ()
 
 
 @dataclass
@@ -53,7 +56,7 @@ def load_dataset(root: str | Path) -> Dataset:
         if not line.strip():
             continue
         raw = json.loads(line)
-        gold = [Gold(g["doc"], g.get("page"), g["text"]) for g in raw.get("gold") or []]
+        gold = [Gold(g["doc"], g.get("page"), g["text"], tuple(g.get("also_in") or ())) for g in raw.get("gold") or []]
         questions.append(
             Question(raw["id"], raw["question"], bool(raw["answerable"]), gold, raw.get("answer"), raw.get("category"))
         )

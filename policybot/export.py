@@ -39,6 +39,10 @@ def _mode_note(answer: Answer) -> str | None:
 
 def _source_lines(c: Citation) -> list[str]:
     mark = "verified" if c.verified else "unverified"
+    if c.referenced_by:
+        mark += f"; referenced by [{c.referenced_by[0]}] ({c.reference})"
+    if c.same_text_in:
+        mark += f"; same text in: {'; '.join(c.same_text_in)}"
     lines = [f"- [{c.n}] {c.label} — {mark}"]
     if c.quote:
         lines.append(f"  > {_one_line(c.quote)}")

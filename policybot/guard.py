@@ -1,32 +1,36 @@
-"""The no-answer decision: refuse, before any LLM call, when no passage is relevant enough."""
+"""The no-answer decision, in bands: refuse (before any LLM call) only a question clearly outside
+the documents; answer an uncertain one with a caution, or let the LLM decide from the passages."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policybot.scoring import Scored
+from policybot.bands import Band, Calibration, Signals, decide
+from policybot.scoring import Scored, ScoreSource
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The relevance the decision was made on, and the refusal reason (None: answer)."""
+    """The band, the score it was decided on, and the refusal reason (None: answer)."""
 
+    band: Band
     relevance: float
-    threshold: float
+    threshold: float  # at or below this cosine the question would be out of scope
     refusal: str | None
 
 
 class Guard:
-    """Compares the best relevance with the scorer's threshold. A clause the question names
-    that leads the ranking is relevance enough: the user pointed at it."""
+    """Decides the band from the best passage's cosine, the scope's calibration (what off-topic
+    questions score) and whether dense retrieval and BM25 agree. A cross-encoder, when there is
+    one, can only make a confident match uncertain (its thresholds are provisional)."""
 
-    def run(self, scored: Scored, has_sources: bool, clause_ids: set[str]) -> Verdict:
-        relevance = scored.relevance
-        if clause_ids and scored.candidates and scored.candidates[0].chunk.chunk_id in clause_ids:
-            relevance = max(relevance, scored.threshold)
+    def run(self, signals: Signals, calibration: Calibration, scored: Scored, has_sources: bool) -> Verdict:
+        band, floor = decide(signals, calibration)
         if not has_sources:
-            return Verdict(relevance, scored.threshold, "no passage found")
-        if relevance < scored.threshold:
-            reason = f"best {scored.source.value} score {relevance:.2f} is below the threshold {scored.threshold:.2f}"
-            return Verdict(relevance, scored.threshold, reason)
-        return Verdict(relevance, scored.threshold, None)
+            return Verdict("out_of_scope", signals.cosine, floor, "no passage found")
+        if band == "out_of_scope":
+            reason = f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents ({floor:.2f})"
+            return Verdict(band, signals.cosine, floor, reason)
+        if band == "confident" and scored.source is ScoreSource.RERANKER and scored.relevance < scored.threshold:
+            band = "uncertain"
+        return Verdict(band, signals.cosine, floor, None)

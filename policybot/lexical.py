@@ -112,6 +112,17 @@ class LexicalIndex:
         shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._ids, self._generation = bm25, ids, generation
 
+    def chunk_ids_with(self, word: str) -> list[str]:
+        """The chunks whose text uses a word (its stem); all of them for a stopword."""
+        tokens = self.tokenizer(word)
+        if self._bm25 is None or not tokens:
+            return list(self._ids)
+        token = self._bm25.vocab_dict.get(tokens[0])
+        if token is None:
+            return []
+        indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
+        return [self._ids[int(i)] for i in indices[indptr[token] : indptr[token + 1]]]
+
     def search(self, query: str, k: int, allowed_docs: set[str] | None = None) -> list[tuple[str, float]]:
         """Best ``k`` (chunk_id, BM25 score) pairs with a positive score, from ``allowed_docs`` only."""
         if self._bm25 is None or not self._ids:

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Literal
 
 import numpy as np
 
+from policybot.bands import encode_probes, probe_bank, probe_scores
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, IngestError, PolicyBotError
 from policybot.index import DocumentIndex
@@ -305,7 +306,13 @@ class Library:
             ingested_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             ingest_seconds=round(time.perf_counter() - p.started, 3),
             summary=self._summary(parsed),
+            probes=self._probes(p.vectors),
         )
+
+    def _probes(self, vectors: np.ndarray) -> str:
+        """What the off-topic probe questions score against this document (``bands.py``)."""
+        bank = probe_bank()[0]
+        return encode_probes(bank, self.components.profile.profile.embedding.hf_id, probe_scores(vectors, self.components.probe_vectors))
 
     def _summary(self, parsed: ParsedDocument) -> str:
         """A short description for the expansion prompt: by the LLM when one is running,

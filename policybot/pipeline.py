@@ -10,19 +10,22 @@ writing (LLM, streamed, citations checked; or extractive).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generator, Iterator, Sequence
+from typing import Callable, Generator, Iterator, Sequence
 
 from policybot.conversation import Turn
-from policybot.guard import Guard
+from policybot.bands import Calibration, Signals
+from policybot.guard import Guard, Verdict
+from policybot.naming import NamedDocument
+from policybot.references import ReferenceFollower
 from policybot.events import AnswerEvent, Event, PassagesEvent, StageEvent, StandaloneEvent
 from policybot.llm import ChatLLM, LLMUsage
 from policybot.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.registry import DocumentRow
 from policybot.rerank import Reranker
-from policybot.retrieval import Fused, HybridRetriever, ListKey, RankedLists, fusion_weights
+from policybot.retrieval import Fused, HybridRetriever, ListKey, RankedLists, fusion_weights, ranked_for_fusion
 from policybot.schemas import Citation
-from policybot.scoring import CosineScorer, CrossEncoderScorer, QueryEmbedder, Scored, Thresholds, VectorLookup
-from policybot.selection import Candidate, RowLookup, Selector
+from policybot.scoring import CosineScorer, CrossEncoderScorer, QueryEmbedder, Scored, ScoreSource, Thresholds, VectorLookup
+from policybot.selection import Candidate, RowLookup, Selector, group_siblings
 from policybot.settings import Settings
 from policybot.timing import Timings
 from policybot.writers import AnswerDraft, ExtractiveWriter, LLMWriter
@@ -44,15 +47,18 @@ class PipelineParts:
     thresholds: Thresholds
     profile: str
     llm_model: str  # the profile's LLM, named when telling the user how to start it
+    calibration: Callable[[Sequence[DocumentRow]], Calibration]  # off-topic probe scores of a scope
+    name_documents: Callable[[str, Sequence[DocumentRow]], list[NamedDocument]]
+    references: ReferenceFollower | None = None
 
 
 @dataclass
 class FirstPass:
-    query: str
+    queries: list[str]  # the question as searched first (a follow-up: with its context, and alone)
     lists: RankedLists
     fused: list[Fused]
     preview: list[Citation]
-    confidence: float
+    confidence: float  # the top cosine when dense and BM25 agree on the best passage, else 0
 
 
 @dataclass
@@ -75,14 +81,16 @@ class AnswerPipeline:
         self.extractive = ExtractiveWriter(parts.llm_model)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
+        named = self.parts.name_documents(question, scope)
+        scope = [n.doc for n in named] or list(scope)  # a question that names its document searches it only
         by_id = {d.doc_id: d for d in scope}
         usage, timings = LLMUsage(), Timings()
         yield StageEvent("searching")
-        searched = self.planner.first_query(question, history)
+        queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            first = self._first_pass(searched, by_id)
+            first = self._first_pass(queries, by_id)
         yield PassagesEvent(first.preview)
-        request = PlanRequest(question, history, searched, first.confidence, _summary(scope))
+        request = PlanRequest(question, history, queries, first.confidence, _summary(scope))
         plan = yield from self.planner.run(request, usage, timings)
         if plan.standalone != question:
             yield StandaloneEvent(plan.standalone)
@@ -91,30 +99,35 @@ class AnswerPipeline:
             ranking = self._rank(plan, first, by_id)
         scored = yield from self._score(plan.standalone, ranking.candidates, timings)
         with timings.measure("context"):
-            sources = [c.citation(i + 1) for i, c in enumerate(self.selector.fit_budget(scored.candidates))]
-        verdict = Guard().run(scored, bool(sources), ranking.clause_ids)
-        draft = self._draft(question, plan, first, ranking, scored, verdict.relevance, usage, timings)
+            kept = self.selector.fit_budget(group_siblings(scored.candidates))
+            sources = [c.citation(i + 1) for i, c in enumerate(kept)]
+            verdict = self._decide(plan.standalone, scored, ranking, first, scope, bool(sources))
+            if verdict.band != "out_of_scope":
+                sources += self._supporting(plan.standalone, sources, by_id)
+        draft = self._draft(question, plan, first, ranking, scored, verdict, [n.doc.name for n in named], usage, timings)
         if verdict.refusal:
             yield AnswerEvent(draft.refusal(sources, verdict.refusal))
         elif self.llm is None:
-            yield AnswerEvent(self.extractive.run(draft, plan.standalone, sources, self.llm_notice))
+            yield AnswerEvent(self.extractive.run(draft, plan.standalone, sources, self.llm_notice, named=bool(named)))
         else:
             answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
             yield AnswerEvent(answer)
 
     # --- stages -----------------------------------------------------------------------
-    def _first_pass(self, query: str, by_id: dict[str, DocumentRow]) -> FirstPass:
-        """The question (with its context, for a follow-up) searched once, before any LLM call."""
+    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow]) -> FirstPass:
+        """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
         retriever = self.parts.retriever
-        lists = retriever.lists(query, list(by_id))
-        fused = retriever.fusion.run(lists)
+        lists: RankedLists = {}
+        for i, query in enumerate(queries):
+            lists.update(retriever.lists(query, list(by_id), i))
+        fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
-        return FirstPass(query, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
+        return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
 
     def _rank(self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow]) -> Ranking:
         """Every planned query's lists, plus the chunks of a clause the question names, fused."""
         retriever, doc_ids = self.parts.retriever, list(by_id)
-        planned = plan.queries != [first.query]
+        planned = plan.queries != first.queries
         lists: RankedLists = {}
         if not planned:
             lists.update(first.lists)  # nothing new to search
@@ -122,9 +135,10 @@ class AnswerPipeline:
             lists.update(retriever.lists(query, doc_ids, i))
         refs = clause_references(plan.standalone)
         clause = retriever.clauses.run(refs, doc_ids) if refs else []
+        ranking = ranked_for_fusion(lists)
         if clause:
-            lists[ListKey("clause")] = clause
-        fused = retriever.fusion.run(lists, fusion_weights(list(lists), self.settings.original_query_weight, planned))
+            ranking[ListKey("clause")] = clause
+        fused = retriever.fusion.run(ranking, fusion_weights(list(ranking), self.settings.original_query_weight, planned))
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
         return Ranking(fused, kept, {cid for cid, _ in clause})
 
@@ -138,20 +152,56 @@ class AnswerPipeline:
             scorer = CosineScorer(parts.embed_query, parts.vectors, parts.thresholds.cosine, self.settings.rerank_max_chunks)
             return scorer.run(question, candidates)
 
-    def _draft(self, question: str, plan: QueryPlan, first: FirstPass, ranking: Ranking, scored: Scored, relevance: float, usage: LLMUsage, timings: Timings) -> AnswerDraft:
+    def _decide(self, question: str, scored: Scored, ranking: Ranking, first: FirstPass, scope: Sequence[DocumentRow], has_sources: bool) -> Verdict:
+        """The band: the best passage's cosine against what off-topic questions reach in this scope."""
+        cosine = scored.relevance if scored.source is ScoreSource.COSINE else self._best_cosine(question, ranking.candidates)
+        clause_led = bool(ranking.clause_ids) and bool(scored.candidates) and scored.candidates[0].chunk.chunk_id in ranking.clause_ids
+        lexical = max((score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]), default=0.0)
+        signals = Signals(cosine=cosine, lexical=lexical, agreement=first.confidence > 0, clause_led=clause_led)
+        return Guard().run(signals, self.parts.calibration(scope), scored, has_sources)
+
+    def _best_cosine(self, question: str, candidates: list[Candidate]) -> float:
+        scorer = CosineScorer(self.parts.embed_query, self.parts.vectors, self.parts.thresholds.cosine, len(candidates))
+        return max(scorer.cosines(question, candidates), default=0.0)
+
+    def _supporting(self, question: str, sources: list[Citation], by_id: dict[str, DocumentRow]) -> list[Citation]:
+        """The clauses and definitions the sources point to, numbered after them."""
+        follower = self.parts.references
+        if follower is None:
+            return []
+        added: list[Citation] = []
+        for item in follower.run(question, sources, by_id):
+            citation = Candidate(item.chunk, item.doc, 0.0).citation(len(sources) + len(added) + 1)
+            added.append(citation.model_copy(update={"referenced_by": [item.referenced_by], "reference": item.reason}))
+        return added
+
+    def _draft(
+        self,
+        question: str,
+        plan: QueryPlan,
+        first: FirstPass,
+        ranking: Ranking,
+        scored: Scored,
+        verdict: Verdict,
+        named: list[str],
+        usage: LLMUsage,
+        timings: Timings,
+    ) -> AnswerDraft:
         retrieved, scores = evaluation_ranking(scored.candidates, ranking.fused)
         return AnswerDraft(
             question=question,
             standalone_question=plan.standalone,
             queries=plan.queries,
             expansion=plan.expansion,
-            relevance=relevance,
+            relevance=verdict.relevance,
             first_pass_score=first.confidence,
-            refusal_threshold=scored.threshold,
+            refusal_threshold=verdict.threshold,
             retrieved=retrieved,
             retrieved_scores=scores,
             profile=self.parts.profile,
             llm_model=self.llm.name if self.llm else None,
+            band=verdict.band,
+            named_documents=named,
             timings=timings,
             usage=usage,
         )

@@ -164,7 +164,7 @@ class PlanRequest:
 
     question: str
     history: Sequence[Turn]
-    searched: str  # what the first pass searched (the follow-up joined to its context)
+    searched: list[str]  # what the first pass searched (a follow-up: with its context, and alone)
     confidence: float  # the first pass's confidence (0 when dense and BM25 disagree)
     summary: str  # what the documents are, for the expansion prompt
 
@@ -179,13 +179,17 @@ class QueryPlanner:
         self.confident_at = confident_at
 
     @staticmethod
-    def first_query(question: str, history: Sequence[Turn]) -> str:
-        """What the first pass searches: without an LLM a follow-up carries its context."""
-        return heuristic_standalone(question, [t.standalone for t in history]) if history else question
+    def first_queries(question: str, history: Sequence[Turn]) -> list[str]:
+        """What the first pass searches. A follow-up is searched with its context ("the
+        deductible for water damage; and if the leak was slow?") and on its own: the context
+        brings the topic, the follow-up alone what is new in it, and fusion keeps both."""
+        joined = heuristic_standalone(question, [t.standalone for t in history]) if history else question
+        return [joined] if joined == question else [joined, question]
 
     def run(self, request: PlanRequest, usage: LLMUsage, timings: Timings) -> Generator[Event, None, QueryPlan]:
         s = self.settings
-        plan = QueryPlan(request.searched, [request.searched], expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM")
+        searched = request.searched[0]
+        plan = QueryPlan(searched, list(request.searched), expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM")
         if self.llm is None or s.fast_mode:
             return plan
         confident = s.adaptive_expansion and request.confidence >= self.confident_at
@@ -200,7 +204,7 @@ class QueryPlanner:
                     return QueryPlan(standalone, [standalone], expansion=skipped)
                 plan = writer.expand(request.question, request.summary, usage, history=history)
         elif confident:
-            return QueryPlan(request.searched, [request.searched], expansion=skipped)
+            return QueryPlan(searched, list(request.searched), expansion=skipped)
         else:
             yield StageEvent("expanding")
             with timings.measure("expansion"):

@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS documents (
     ingested_at TEXT NOT NULL,
     ingest_seconds REAL NOT NULL,
     summary TEXT,
+    probes TEXT,
     PRIMARY KEY (collection, doc_id),
     UNIQUE (collection, name)
 );
@@ -110,6 +111,7 @@ class DocumentRow:
     ingested_at: str
     ingest_seconds: float
     summary: str | None = None
+    probes: str | None = None  # off-topic probe scores (JSON, see policybot.bands)
 
 
 @dataclass
@@ -138,11 +140,11 @@ class Registry:
         self._migrate()
 
     def _migrate(self) -> None:
-        """Registries made before vectors were kept get the column (their rows stay NULL)."""
-        columns = {r["name"] for r in self._rows("PRAGMA table_info(chunks)")}
-        if "vector" not in columns:
-            with self._lock:
-                self._db.execute("ALTER TABLE chunks ADD COLUMN vector BLOB")
+        """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
+        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT")):
+            if column not in {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}:
+                with self._lock:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         self._db.close()
@@ -212,6 +214,19 @@ class Registry:
             ):
                 out[r["chunk_id"]] = ChunkRow(**r)
         return out
+
+    def chunks_of(self, collection: str, doc_id: str) -> list[ChunkRow]:
+        """A document's chunks in order."""
+        rows = self._rows(
+            "SELECT chunk_id, doc_id, ord, text, index_text, section, page_start, page_end, kind "
+            "FROM chunks WHERE collection=? AND doc_id=? ORDER BY ord",
+            (collection, doc_id),
+        )
+        return [ChunkRow(**r) for r in rows]
+
+    def set_probes(self, collection: str, doc_id: str, probes: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE documents SET probes=? WHERE collection=? AND doc_id=?", (probes, collection, doc_id))
 
     def chunk_ids_with_section(self, collection: str, fragment: str) -> list[tuple[str, str]]:
         """(chunk_id, section) of chunks whose section path contains ``fragment``."""

@@ -1,15 +1,20 @@
 """Retrieval stages: ranked lists of chunks from the dense index, BM25 and the clauses a question
-names, and the rank fusion that joins any number of such lists.
+names, and the fusions that join them.
 
-Each list is keyed by what made it (``ListKey``: which retriever, for which of the plan's
-queries), so fusion weights are chosen by meaning, never by parsing list names.
+A query's dense and BM25 lists are joined by ``ScoreFusion``: each score is standardised
+against what the library's off-topic probe questions score by the same measure (``bands.py``),
+and the two are averaged, so neither retriever's scale dominates and a weak list counts for
+little. The queries of a plan (the question, its rewrites, HyDE) and a named clause's chunks
+are then joined by weighted reciprocal rank fusion (``RankFusion``). Each list is keyed by what
+made it (``ListKey``), so weights are chosen by meaning, never by parsing list names.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Literal, Mapping, Sequence, TypeVar
+from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
+from policybot.bands import Calibration
 from policybot.embeddings import Embedder
 from policybot.index import DocumentIndex
 from policybot.query import section_matches
@@ -17,7 +22,7 @@ from policybot.registry import doc_of
 
 Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
 K = TypeVar("K", bound=Hashable)  # what names a ranked list
-ListKind = Literal["dense", "lexical", "clause"]
+ListKind = Literal["dense", "lexical", "hybrid", "clause"]
 
 
 @dataclass(frozen=True)
@@ -96,36 +101,84 @@ class RankFusion:
         return sorted(fused.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.chunk_id))
 
 
+class ScoreFusion:
+    """One query's dense and BM25 lists as one list: a convex combination of scores standardised
+    against the off-topic probes (a chunk missing from a list gets that list's lowest score)."""
+
+    def __init__(self, calibration: Calibration, dense_weight: float = 0.5) -> None:
+        self.calibration = calibration
+        self.dense_weight = dense_weight
+
+    def run(self, dense: Ranked, lexical: Ranked) -> Ranked:
+        parts = []
+        for kind, ranked, weight in (("dense", dense, self.dense_weight), ("lexical", lexical, 1.0 - self.dense_weight)):
+            z = self.calibration.standardise(kind, [score for _, score in ranked])
+            parts.append(({cid: x for (cid, _), x in zip(ranked, z)}, min(z, default=0.0), weight))
+        ids = dict.fromkeys([cid for cid, _ in dense] + [cid for cid, _ in lexical])
+        fused = {cid: sum(w * scores.get(cid, floor) for scores, floor, w in parts) for cid in ids}
+        return sorted(fused.items(), key=lambda x: -x[1])
+
+
 def fusion_weights(lists: Sequence[ListKey], original_query_weight: float, planned: bool) -> dict[ListKey, float]:
     """RRF weights for a question's lists.
 
     When the plan's queries were searched (``planned``: not just the first pass again), the
-    question's own lists count ``original_query_weight`` times each rewrite's, so weak
-    rewrites cannot drown it. A clause named in the question counts as much as all the
-    other lists together.
+    question's own list counts ``original_query_weight`` times each rewrite's, so weak rewrites
+    cannot drown it. A clause named in the question counts as much as the question's own list:
+    a boost, never enough to bury the passages the question matches (a wrong clause match did).
     """
-    searched = [key for key in lists if key.kind != "clause"]
-    weights = {key: original_query_weight for key in searched if planned and key.query == 0}
-    weights.update({key: float(len(searched)) for key in lists if key.kind == "clause"})
-    return weights
+    own = original_query_weight if planned else 1.0
+    return {key: own if key.kind == "clause" else (own if key.query == 0 else 1.0) for key in lists}
+
+
+Calibrate = Callable[[Sequence[str]], Calibration]  # doc ids -> their off-topic probe scores
 
 
 class HybridRetriever:
-    """Dense + BM25 candidates for a query: as separate lists, or fused with RRF."""
+    """Dense + BM25 candidates for a query: the two lists and the one they fuse into."""
 
-    def __init__(self, index: DocumentIndex, embedder: Embedder, candidates: int = 50, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        index: DocumentIndex,
+        embedder: Embedder,
+        calibrate: Calibrate,
+        candidates: int = 50,
+        rrf_k: int = 60,
+        fusion: Literal["calibrated", "rrf"] = "calibrated",
+        dense_weight: float = 0.5,
+    ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
         self.clauses = ClauseRetriever(index)
         self.fusion = RankFusion(rrf_k)
+        self.calibrate = calibrate
+        self.mode = fusion
+        self.dense_weight = dense_weight
         self.candidates = candidates
 
     def lists(self, query: str, doc_ids: Sequence[str], query_index: int = 0) -> RankedLists:
-        """The dense and BM25 lists of one query."""
-        return {
-            ListKey("dense", query_index): self.dense.run(query, self.candidates, doc_ids),
-            ListKey("lexical", query_index): self.lexical.run(query, self.candidates, doc_ids),
-        }
+        """One query's dense and BM25 lists, and their fusion (``hybrid``, what ranks)."""
+        dense = self.dense.run(query, self.candidates, doc_ids)
+        lexical = self.lexical.run(query, self.candidates, doc_ids)
+        if self.mode == "rrf":
+            hybrid = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
+        else:
+            hybrid = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
+        return {ListKey("dense", query_index): dense, ListKey("lexical", query_index): lexical, ListKey("hybrid", query_index): hybrid}
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> list[Fused]:
-        return self.fusion.run(self.lists(query, doc_ids))[:k]
+        """The fused ranking of one query (search, and the eval's first-pass configurations)."""
+        lists = self.lists(query, doc_ids)
+        fused = [Fused(cid, score) for cid, score in lists[ListKey("hybrid")][:k]]
+        for key in (ListKey("dense"), ListKey("lexical")):  # each retriever's own rank and score, for search results
+            ranks = {cid: (rank, score) for rank, (cid, score) in enumerate(lists[key], start=1)}
+            for f in fused:
+                if f.chunk_id in ranks:
+                    f.ranks[key], f.scores[key] = ranks[f.chunk_id]
+        return fused
+
+
+def ranked_for_fusion(lists: RankedLists) -> RankedLists:
+    """The lists that rank: each query's fused list and any clause list (the per-retriever lists
+    are kept for the signals that read them: agreement, the lexical band test)."""
+    return {key: ranked for key, ranked in lists.items() if key.kind in ("hybrid", "clause")}

@@ -156,6 +156,13 @@ class Citation(BaseModel):
     quote_start: int | None = Field(None, description="Character offset of the quote in text")
     quote_end: int | None = None
     verified: bool = Field(False, description="The quoted or cited words were found in the chunk")
+    same_text_in: list[str] = Field(
+        default_factory=list, description="Other documents with (nearly) the same passage, as 'doc, p.X' labels"
+    )
+    referenced_by: list[int] = Field(
+        default_factory=list, description="Added because these sources [n] point to it (a clause or a definition)"
+    )
+    reference: str | None = Field(None, description="What pointed here: 'clause 5.2' or 'definition of Escape of Water'")
 
     @property
     def label(self) -> str:
@@ -198,6 +205,14 @@ class Answer(BaseModel):
     profile: str
     llm_model: str | None = None
     notice: str | None = Field(None, description="Something the user should know (e.g. how to start the LLM)")
+    band: Literal["confident", "uncertain", "out_of_scope"] | None = Field(
+        None,
+        description="How sure retrieval is that the documents answer it: out_of_scope is refused; uncertain is "
+        "answered with a caution (or left to the LLM to decide); confident is answered",
+    )
+    named_documents: list[str] = Field(
+        default_factory=list, description="Documents the question names; the search was limited to them"
+    )
 
     @property
     def shown_citations(self) -> list[Citation]:

@@ -58,12 +58,12 @@ class CosineScorer:
         self.keep = keep
 
     def run(self, question: str, candidates: list[Candidate]) -> Scored:
-        cosines = self._cosines(question, candidates)
+        cosines = self.cosines(question, candidates)
         for c, cosine in zip(candidates, cosines):
             c.score = cosine
         return Scored(candidates[: self.keep], max(cosines, default=0.0), self.source, self.threshold)
 
-    def _cosines(self, question: str, candidates: list[Candidate]) -> list[float]:
+    def cosines(self, question: str, candidates: list[Candidate]) -> list[float]:
         if not candidates:
             return []
         vectors = self.vectors([c.chunk.chunk_id for c in candidates])

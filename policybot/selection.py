@@ -8,8 +8,9 @@ fits the kept passages into the answer prompt's token budget, best first.
 
 from __future__ import annotations
 
+import difflib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -17,8 +18,9 @@ import numpy as np
 from policybot.llm import estimate_tokens
 from policybot.registry import ChunkRow, DocumentRow
 from policybot.retrieval import Fused
-from policybot.schemas import Citation
+from policybot.schemas import Citation, page_range
 from policybot.settings import Settings
+from policybot.text import words
 
 # Cumulative mass may fall a rounding error short of p (0.1 * 5 summed is 0.49999...).
 _MASS_TOLERANCE = 1e-9
@@ -67,6 +69,8 @@ class Candidate:
     chunk: ChunkRow
     doc: DocumentRow
     score: float
+    # The same passage in sibling documents (the same clause in three forms): cited once.
+    siblings: list[Candidate] = field(default_factory=list)
 
     def citation(self, n: int) -> Citation:
         """This passage as source [n] of an answer."""
@@ -80,7 +84,33 @@ class Candidate:
             page_end=self.chunk.page_end,
             text=self.chunk.text,
             score=round(self.score, 4),
+            same_text_in=[f"{s.doc.name}, {page_range(s.chunk.page_start, s.chunk.page_end)}" for s in self.siblings],
         )
+
+
+# Two passages of different documents at least this similar (word sequence) are the same text.
+SAME_TEXT_RATIO = 0.9
+
+
+def same_text(a: str, b: str) -> bool:
+    """Whether two passages say the same thing word for word, allowing small differences
+    (a form's name, a section number, line breaks)."""
+    wa, wb = [w for w, _, _ in words(a)], [w for w, _, _ in words(b)]
+    matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
+    return matcher.real_quick_ratio() >= SAME_TEXT_RATIO and matcher.quick_ratio() >= SAME_TEXT_RATIO and matcher.ratio() >= SAME_TEXT_RATIO
+
+
+def group_siblings(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates with near-identical passages of other documents folded into the best-ranked
+    one (its ``siblings``), in rank order."""
+    kept: list[Candidate] = []
+    for c in candidates:
+        twin = next((k for k in kept if k.doc.doc_id != c.doc.doc_id and c.doc.doc_id not in {s.doc.doc_id for s in k.siblings} and same_text(k.chunk.text, c.chunk.text)), None)
+        if twin is None:
+            kept.append(c)
+        else:
+            twin.siblings.append(c)
+    return kept
 
 
 RowLookup = Callable[[Sequence[str]], dict[str, ChunkRow]]

@@ -147,6 +147,9 @@ class PolicyBot:
             thresholds=c.thresholds,
             profile=c.profile.name,
             llm_model=c.profile.profile.llm.name,
+            calibration=c.calibration,
+            name_documents=c.name_documents,
+            references=c.references,
         )
 
     # --- search -----------------------------------------------------------------------------

@@ -82,6 +82,15 @@ class Settings(BaseSettings):
     search_k: int = Field(10, ge=1)
     candidates_per_retriever: int = Field(50, ge=1)
     rrf_k: int = Field(60, ge=1)
+    fusion: Literal["calibrated", "rrf"] = Field(
+        "calibrated",
+        description="How a query's dense and BM25 lists join: scores standardised against the off-topic probes "
+        "and averaged (calibrated), or reciprocal rank fusion (rrf). Several queries always join with RRF.",
+    )
+    fusion_dense_weight: float = Field(0.5, ge=0, le=1, description="The dense list's share in calibrated fusion.")
+    name_documents: bool = Field(
+        True, description="A question that names a document (title, file name, form name, acronym) searches it only."
+    )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------
     llm_mode: Literal["auto", "off"] = Field("auto", description="off: always answer extractively (no LLM).")
@@ -121,6 +130,9 @@ class Settings(BaseSettings):
     confident_thresholds: dict[str, float] = Field(
         default_factory=lambda: {"all-MiniLM-L6-v2": 0.50, "gte-multilingual-base": 0.50},
         description="Expansion is skipped when dense and BM25 agree on the top chunk and its cosine is at least this.",
+    )
+    max_supporting_sources: int = Field(
+        2, ge=0, description="Clauses and definitions a kept passage points to, added as supporting sources."
     )
     memory_turns: int = Field(6, ge=0, description="Chat turns kept for follow-ups.")
     memory_chars: int = Field(2400, ge=200, description="Most characters of history sent to the LLM.")

@@ -5,6 +5,7 @@ LLM failed mid-answer). Both start from the same draft: what retrieval decided.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Generator, Sequence
 
@@ -14,7 +15,7 @@ from policybot.lexical import Tokenizer
 from policybot.llm import REFUSAL, ChatLLM, LLMUsage, load_prompt
 from policybot.schemas import Answer, Citation, page_range
 from policybot.settings import Settings
-from policybot.text import CLAUSE_BREAK, split_spans
+from policybot.text import CLAUSE_BREAK, alnum, split_spans
 from policybot.timing import Timings
 
 NO_LLM_NOTICE = (
@@ -24,6 +25,10 @@ NO_LLM_NOTICE = (
 # Extractive answers quote the best passages, at most this many, with this much of each.
 EXTRACTIVE_SOURCES = 3
 MAX_QUOTE_CHARS = 400
+# Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
+MAX_VARIANTS = 2
+# The heading of an answer from the uncertain band: the passages are there, but not sure to answer.
+HEDGE = "These passages may answer your question — check them:"
 
 
 @dataclass
@@ -41,6 +46,8 @@ class AnswerDraft:
     retrieved_scores: list[float]
     profile: str
     llm_model: str | None
+    band: str | None = None
+    named_documents: list[str] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     usage: LLMUsage = field(default_factory=LLMUsage)
 
@@ -57,6 +64,8 @@ class AnswerDraft:
             retrieved_scores=self.retrieved_scores,
             profile=self.profile,
             llm_model=self.llm_model,
+            band=self.band,
+            named_documents=self.named_documents,
             answer=text,
             mode=mode,
             refused=mode == "refused",
@@ -78,19 +87,32 @@ class ExtractiveWriter:
         self.llm_model = llm_model  # named in the notice: the command that gets written answers
         self.tokenizer = Tokenizer()
 
-    def run(self, draft: AnswerDraft, question: str, sources: list[Citation], notice: str | None = None) -> Answer:
+    def run(self, draft: AnswerDraft, question: str, sources: list[Citation], notice: str | None = None, named: bool = False) -> Answer:
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
-            lines = []
-            quoted: list[Citation] = []
-            for src in sources[:EXTRACTIVE_SOURCES]:
+            lines = [HEDGE] if draft.band == "uncertain" else []
+            quoted: dict[int, Citation] = {}
+            for src in self._to_quote(sources, named):
                 start, end = self._best_sentences(src.text, q_terms, _heading_end(src))
                 quote = " ".join(src.text[start:end].split())
-                src = src.model_copy(update={"cited": True, "quote": src.text[start:end], "quote_start": start, "quote_end": end, "verified": True})
-                quoted.append(src)
-                lines.append(f'{len(quoted)}. "{quote}" [{src.n}] — {src.label}')
+                quoted[src.n] = src.model_copy(update={"cited": True, "quote": src.text[start:end], "quote_start": start, "quote_end": end, "verified": True})
+                note = f" (referenced by [{src.referenced_by[0]}]: {src.reference})" if src.referenced_by else ""
+                lines.append(f'{len(quoted)}. "{quote}" [{src.n}] — {src.label}{note}')
         notice = notice or NO_LLM_NOTICE.format(model=self.llm_model)
-        return draft.answer("\n".join(lines), "extractive", quoted + sources[len(quoted) :], notice=notice)
+        citations = [quoted.get(s.n, s) for s in sources]
+        return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
+
+    @staticmethod
+    def _to_quote(sources: list[Citation], named: bool) -> list[Citation]:
+        """The best passages, what they point to, and (unless the question named its document)
+        the same clause as other documents word it, so the answer says what each one says."""
+        retrieved = [s for s in sources if not s.referenced_by]
+        chosen = retrieved[:EXTRACTIVE_SOURCES]
+        if retrieved and not named:
+            heading = _clause_heading(retrieved[0])
+            variants = [s for s in retrieved[EXTRACTIVE_SOURCES:] if s.doc != retrieved[0].doc and heading and _clause_heading(s) == heading]
+            chosen += variants[: MAX_VARIANTS]
+        return chosen + [s for s in sources if s.referenced_by]
 
     def _best_sentences(self, text: str, q_terms: set[str], begin: int = 0) -> tuple[int, int]:
         """Span of the sentence (with its neighbour when short) sharing the most question terms."""
@@ -105,6 +127,12 @@ class ExtractiveWriter:
             cut = text.rfind(" ", start, start + MAX_QUOTE_CHARS)
             end = cut if cut > start else start + MAX_QUOTE_CHARS
         return start, end
+
+
+def _clause_heading(src: Citation) -> str:
+    """The clause a passage belongs to, as its last heading says it, without numbering."""
+    last = src.section.split(" > ")[-1] if src.section else ""
+    return alnum(re.sub(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+", "", last))
 
 
 def _heading_end(src: Citation) -> int:

@@ -70,3 +70,26 @@ def test_ask_answers_from_the_fema_form_extractively(flood_bot):
     assert top.doc == "nfip-sfip-dwelling.pdf" and top.page_start == 21  # the gold page of nfip-001
     assert "60 days" in top.quote and top.verified
     assert top.text[top.quote_start : top.quote_end] == top.quote
+
+
+def test_the_dwelling_form_question_is_answered_from_the_dwelling_form(flood_bot):
+    """Issue 10: the question names its form, so only that form is searched. Its own proof-of-
+    loss clause (p.21) is cited and quoted. With MiniLM it comes second, after J. Loss Payment
+    (p.23), whose amended-proof-of-loss sentence also says "within 60 days": see
+    eval/decisions/2026-11-23-fusion.md."""
+    bot, _ = flood_bot
+    answer = bot.ask("Under the Dwelling Form, how long do I have to send a proof of loss after a flood loss?", use_llm=False)
+    assert answer.named_documents == ["nfip-sfip-dwelling.pdf"]
+    assert {c.doc for c in answer.citations} == {"nfip-sfip-dwelling.pdf"}
+    second = answer.citations[1]
+    assert second.page_start == 21 and "Requirements in Case of Loss" in second.section and second.cited
+    assert any("Within 60 days after the loss" in " ".join(c.text.split()) for c in answer.citations)
+
+
+def test_off_topic_questions_are_refused_over_the_flood_forms(flood_bot):
+    bot, _ = flood_bot
+    for question in ("How do I make a good pizza dough at home?", "Which team won the last football world cup?"):
+        answer = bot.ask(question, use_llm=False)
+        assert answer.refused and answer.band == "out_of_scope", (question, answer.relevance, answer.refusal_threshold)
+    near = bot.ask("How much does flood insurance cost per month?", use_llm=False)
+    assert not near.refused  # in the documents' domain: never refused outright

@@ -69,3 +69,17 @@ def test_clause_references(question, refs):
 )
 def test_section_matches(section, refs, expected):
     assert section_matches(section, refs) is expected
+
+
+def test_a_follow_up_without_an_llm_is_searched_with_its_context_and_alone():
+    from policybot.conversation import Turn
+    from policybot.query import QueryPlanner
+
+    history = [Turn(question="How does the deductible apply to water damage?", standalone="How does the deductible apply to water damage?", answer="$750 [1]")]
+    follow_up = "And what if the leak happened slowly over months?"
+    assert QueryPlanner.first_queries(follow_up, history) == [
+        "How does the deductible apply to water damage; And what if the leak happened slowly over months?",
+        follow_up,
+    ]
+    assert QueryPlanner.first_queries("How do I cancel my policy?", history) == ["How do I cancel my policy?"]  # not a follow-up
+    assert QueryPlanner.first_queries(follow_up, []) == [follow_up]

@@ -1,0 +1,43 @@
+"""Selecting passages: top-p, the context budget, and one source for a clause repeated in
+sibling documents."""
+
+from __future__ import annotations
+
+from policybot.registry import ChunkRow, DocumentRow
+from policybot.selection import Candidate, group_siblings, same_text
+
+PROOF = (
+    "Within 60 days after the loss, send us a proof of loss, which is your statement of the amount "
+    "you are claiming under the policy signed and sworn to by you."
+)
+
+
+def doc(doc_id: str) -> DocumentRow:
+    return DocumentRow("c", doc_id, f"{doc_id}.pdf", "sha", doc_id.title(), 1, 1, 1, "none", 0, [], "m", "ch", "p", "p", "t", 0.0)
+
+
+def candidate(doc_id: str, text: str, page: int = 21, score: float = 0.5) -> Candidate:
+    return Candidate(ChunkRow(f"{doc_id}:00001", doc_id, 1, text, text, "VII. General Conditions > G. Requirements", page, page, "text"), doc(doc_id), score)
+
+
+def test_same_text_allows_line_breaks_and_a_changed_word_but_not_another_clause():
+    assert same_text(PROOF, PROOF.replace(" the loss,", " the\nloss,").replace("statement", "statement,"))
+    assert same_text(PROOF, PROOF.replace("60 days", "sixty days"))
+    assert not same_text(PROOF, "Within 60 days after the loss, you must file a claim. Any other text follows here entirely different.")
+
+
+def test_siblings_become_one_source_labelled_with_the_others():
+    dwelling = candidate("dwelling", PROOF, page=21, score=0.9)
+    rcbap = candidate("rcbap", PROOF.replace("sworn to by you", "sworn to by you\n"), page=17, score=0.8)
+    other = candidate("dwelling", "Coverage D pays up to $30,000 for increased cost of compliance.", score=0.7)
+    general = candidate("general", PROOF, page=15, score=0.6)
+    kept = group_siblings([dwelling, rcbap, other, general])
+    assert kept == [dwelling, other]
+    citation = kept[0].citation(1)
+    assert citation.doc == "dwelling.pdf" and citation.same_text_in == ["rcbap.pdf, p.17", "general.pdf, p.15"]
+    assert kept[1].citation(2).same_text_in == []
+
+
+def test_the_same_document_is_never_its_own_sibling():
+    a, b = candidate("dwelling", PROOF), candidate("dwelling", PROOF)
+    assert group_siblings([a, b]) == [a, b]
