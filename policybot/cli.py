@@ -221,6 +221,63 @@ def ask(
         _print_answer(answer, "".join(streamed))
 
 
+@app.command()
+def evidence(
+    ctx: typer.Context,
+    issue: str = typer.Argument(..., help="The issue, e.g. \"escape of water\" or \"cancellation and refunds\"."),
+    doc: Optional[List[str]] = typer.Option(None, "--docs", help="Collect only from these documents (repeatable)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, max=20, help="Agent steps before it is stopped (default 6)."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Use the deterministic planner even when an LLM is running."),
+    as_json: bool = typer.Option(False, "--json", help="Print the EvidenceReport as JSON."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the table as CSV."),
+    as_md: bool = typer.Option(False, "--md", help="Print the table and trace as Markdown."),
+) -> None:
+    """Collect everything the documents say on an issue: a table of cited passages with their roles."""
+    from policybot.errors import PolicyBotError
+    from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
+    from policybot.export import evidence_csv, evidence_markdown
+    from policybot.options import EvidenceOptions
+
+    if sum([as_json, as_csv, as_md]) > 1:
+        _fail("choose one of --json, --csv, --md")
+    bot = _service(ctx)
+    report = None
+    try:
+        for event in bot.evidence_stream(issue, EvidenceOptions(docs=doc or None, max_steps=max_steps, use_llm=not no_llm)):
+            if isinstance(event, EvidenceStepEvent):
+                step = event.step
+                new = f" → rows {', '.join(map(str, step.new_rows))}" if step.new_rows else ""
+                err.print(f"[dim]{step.step}. {escape(f'{step.action}[{step.argument}]')}{new}[/dim]", highlight=False)
+            elif isinstance(event, EvidenceDoneEvent):
+                report = event.report
+    except PolicyBotError as exc:
+        _fail(str(exc))
+    assert report is not None
+    if report.notice:
+        err.print(f"[yellow]{escape(report.notice)}[/yellow]", highlight=False)
+    if as_json:
+        _print_json(report)
+    elif as_csv:
+        sys.stdout.write(evidence_csv(report))
+    elif as_md:
+        sys.stdout.write(evidence_markdown(report))
+    else:
+        _print_evidence(report)
+
+
+def _print_evidence(report: Any) -> None:
+    table = Table(title=f"Evidence: {escape(report.issue)}", show_lines=True)
+    for column in ("#", "Source", "Role", "Quote", "Why"):
+        table.add_column(column, overflow="fold")
+    for row in report.rows:
+        c = row.citation
+        source = c.label + (f"\nsame text in: {'; '.join(c.same_text_in)}" if c.same_text_in else "")
+        quote = " ".join((c.quote or "").split()) + ("" if c.verified else " (unverified)")
+        table.add_row(str(row.n), escape(source), row.role, escape(quote), escape(row.why))
+    out.print(table)
+    err.print(f"{len(report.rows)} passages, {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {escape(report.stopped)}", highlight=False)
+
+
 def _print_answer(answer: Any, streamed: str) -> None:
     """The answer (unless it was streamed as written), its notice, its sources and its cost."""
     if streamed:
@@ -281,27 +338,41 @@ def doctor(
 @app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    datasets: List[Path] = typer.Argument(..., help="Dataset folders (docs/*.pdf + questions.jsonl)."),
-    config: List[str] = typer.Option(["hybrid", "fast"], "--config", help="Configuration name (repeatable)."),
+    datasets: List[Path] = typer.Argument(
+        ..., help="Dataset folders: docs/*.pdf + questions.jsonl, or docs/*.pdf + issues.jsonl (evidence mode)."
+    ),
+    config: Optional[List[str]] = typer.Option(
+        None,
+        "--config",
+        help="Configuration name (repeatable). Default: hybrid and fast; for an evidence set "
+        "evidence-single, evidence-planner and evidence-react.",
+    ),
     grid: bool = typer.Option(False, "--grid", help="Run every configuration (ablations)."),
     out_dir: Path = typer.Option(Path("eval/results"), "--out", help="Results folder."),
     cache: Path = typer.Option(Path(".policybot-eval"), "--cache", help="Where evaluation indexes are kept."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (smoke runs)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions or issues (smoke runs)."),
 ) -> None:
-    """Measure retrieval, refusals, citations and cost on evaluation datasets."""
+    """Measure retrieval, refusals, citations and cost on evaluation datasets, or evidence-mode
+    clause recall on evidence sets (issues.jsonl)."""
     missing = [m for m in ("ranx", "matplotlib", "rouge_score") if importlib.util.find_spec(m) is None]
     if missing:
         _fail(f"policybot eval needs {', '.join(missing)}: run `pip install -e '.[eval]'` (or `make eval`)")
     from policybot.eval_harness import CONFIGS, GRID, run_grid
+    from policybot.evidence_eval import EVIDENCE_CONFIGS, is_evidence_dataset
 
-    names = GRID if grid else config
-    unknown = [n for n in names if n not in CONFIGS]
-    if unknown:
-        _fail(f"unknown configuration(s): {', '.join(unknown)} (choose from {', '.join(CONFIGS)})")
+    evidence_sets = [d for d in datasets if is_evidence_dataset(d)]
+    evidence_names = list(EVIDENCE_CONFIGS) if grid or not config else config
+    names = GRID if grid else (config or ["hybrid", "fast"])
     for dataset in datasets:
-        if not (dataset / "questions.jsonl").is_file():
-            _fail(f"{dataset}: not an eval dataset (needs docs/ and questions.jsonl)")
-    for dataset in datasets:
+        known, wanted = (EVIDENCE_CONFIGS, evidence_names) if dataset in evidence_sets else (CONFIGS, names)
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            _fail(f"{dataset}: unknown configuration(s): {', '.join(unknown)} (choose from {', '.join(known)})")
+        if dataset not in evidence_sets and not (dataset / "questions.jsonl").is_file():
+            _fail(f"{dataset}: not an eval dataset (needs docs/ and questions.jsonl, or issues.jsonl)")
+    for dataset in evidence_sets:
+        _eval_evidence(ctx, dataset, evidence_names, out_dir, cache, limit)
+    for dataset in [d for d in datasets if d not in evidence_sets]:
         results, report = run_grid(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{m}[/dim]", highlight=False))
         for r in results:
             if "skipped" in r:
@@ -320,6 +391,19 @@ def eval_command(
                 highlight=False,
             )
         out.print(f"report: {report}", highlight=False)
+
+
+def _eval_evidence(ctx: typer.Context, dataset: Path, names: List[str], out_dir: Path, cache: Path, limit: Optional[int]) -> None:
+    """Evidence mode on an evidence set (issues.jsonl): clause recall of each configuration."""
+    from policybot.evidence_eval import EvidenceDatasetError, run_evidence, summary_line
+
+    try:
+        results, report = run_evidence(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{escape(m)}[/dim]", highlight=False))
+    except EvidenceDatasetError as exc:
+        _fail(str(exc))
+    for r in results:
+        out.print(summary_line(r), highlight=False, markup=False)
+    out.print(f"report: {report}", highlight=False)
 
 
 @models_app.command("pull")

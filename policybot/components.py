@@ -17,6 +17,7 @@ import numpy as np
 from policybot.bands import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
 from policybot.chunking import Chunker, make_chunker
 from policybot.embeddings import Embedder, get_embedder
+from policybot.evidence import EvidenceTools
 from policybot.feedback import FeedbackStore
 from policybot.index import DocumentIndex
 from policybot.locks import LibraryLock
@@ -190,6 +191,26 @@ class Components:
 
         rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
         return ReferenceFollower(clause, glossary, rows, self.settings.max_supporting_sources)
+
+    def evidence_tools(self, scope: Sequence[DocumentRow]) -> EvidenceTools:
+        """``Search`` and ``Lookup`` over a scope, for evidence mode (``evidence.py``)."""
+        collection = self.index.collection
+
+        def clause_chunks(doc_id: str, number: str) -> list[str]:
+            return [
+                chunk_id
+                for chunk_id, section in self.registry.chunk_ids_with_section(collection, number)
+                if doc_of(chunk_id) == doc_id and section_matches(section.split(" > ")[-1], [number])
+            ][:3]
+
+        def sections_of(doc_id: str) -> list[tuple[str, str]]:
+            return self._per_generation(f"sections:{doc_id}", lambda: [(c.chunk_id, c.section) for c in self.registry.chunks_of(collection, doc_id)])
+
+        def glossary(doc_id: str) -> Glossary:
+            return self._per_generation(f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id)))
+
+        rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
+        return EvidenceTools(self.retriever, rows, clause_chunks, sections_of, glossary, self.calibration(scope), scope)
 
     @property
     def thresholds(self) -> Thresholds:

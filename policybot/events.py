@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from policybot.schemas import Answer, Citation
+from policybot.schemas import Answer, Citation, EvidenceReport, TraceStep
 
 StageName = Literal["searching", "condensing", "expanding", "reranking", "writing"]
 
@@ -46,3 +46,20 @@ class AnswerEvent:
 
 
 Event = Union[StageEvent, PassagesEvent, StandaloneEvent, TokenEvent, AnswerEvent]
+
+
+@dataclass(frozen=True)
+class EvidenceStepEvent:
+    """One step of an evidence run (Thought, Action, Observation), as it happens."""
+
+    step: TraceStep
+
+
+@dataclass(frozen=True)
+class EvidenceDoneEvent:
+    """The finished evidence table and its trace: always the last event of an evidence run."""
+
+    report: EvidenceReport
+
+
+EvidenceEvent = Union[StageEvent, EvidenceStepEvent, EvidenceDoneEvent]

@@ -3,10 +3,12 @@ with every answer in full (the ``Answer`` schema) for tools."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from datetime import datetime, timezone
 
-from policybot.schemas import DISCLAIMER, Answer, Citation
+from policybot.schemas import DISCLAIMER, Answer, Citation, EvidenceReport, page_range
 
 # The export's own format version: it changes only when the export layout does.
 EXPORT_SCHEMA_VERSION = "1"
@@ -97,3 +99,72 @@ def conversation_json(items: list[tuple[str, Answer]]) -> str:
         "items": [{"question": q, "answer": a.model_dump(mode="json")} for q, a in items],
     }
     return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+# --- evidence tables ---------------------------------------------------------------------------
+EVIDENCE_COLUMNS = ["n", "document", "section", "pages", "role", "quote", "quote_start", "quote_end", "verified", "why", "same_text_in", "found_by"]
+
+
+def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
+    """One flat record per row (for CSV and the app's table)."""
+    out: list[dict[str, object]] = []
+    for row in report.rows:
+        c = row.citation
+        out.append(
+            {
+                "n": row.n,
+                "document": c.doc,
+                "section": c.section,
+                "pages": page_range(c.page_start, c.page_end),
+                "role": row.role,
+                "quote": _one_line(c.quote or ""),
+                "quote_start": c.quote_start,
+                "quote_end": c.quote_end,
+                "verified": c.verified,
+                "why": row.why,
+                "same_text_in": "; ".join(c.same_text_in),
+                "found_by": row.found_by,
+            }
+        )
+    return out
+
+
+def evidence_csv(report: EvidenceReport) -> str:
+    """The evidence table as CSV (UTF-8, one row per passage)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EVIDENCE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(evidence_records(report))
+    return buffer.getvalue()
+
+
+def _cell(value: object) -> str:
+    """A Markdown table cell: one line, pipes escaped."""
+    return _one_line(str(value if value is not None else "")).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def evidence_markdown(report: EvidenceReport) -> str:
+    """The evidence table as Markdown, with how it was collected and the trace."""
+    how = {"react": f"ReAct agent ({report.llm_model})", "planner": "deterministic planner (no LLM)", "single": "one search"}[report.mode]
+    lines = [
+        f"# Evidence: {_cell(report.issue)}",
+        "",
+        f"Documents: {_cell(', '.join(report.documents))}  ",
+        f"Collected by the {how} in {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {_cell(report.stopped)}.",
+        "",
+        "| # | Document | Section | Pages | Role | Quote | Why | Same text in |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in evidence_records(report):
+        quote = f"\"{_cell(r['quote'])}\"{'' if r['verified'] else ' (unverified)'}"
+        lines.append(
+            f"| {r['n']} | {_cell(r['document'])} | {_cell(r['section'])} | {r['pages']} | {r['role']} | {quote} | {_cell(r['why'])} | {_cell(r['same_text_in'])} |"
+        )
+    if not report.rows:
+        lines.append("| | | | | | Nothing found on this issue in these documents. | | |")
+    lines += ["", "## Trace", ""]
+    for step in report.trace:
+        lines.append(f"{step.step}. **{step.action}[{_cell(step.argument)}]** — {_cell(step.thought)}")
+        lines.append(f"   Observation: {_cell(step.observation)[:500]}")
+    lines += ["", f"_{DISCLAIMER}_", ""]
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -35,6 +35,7 @@ PROMPT_FIELDS: dict[str, frozenset[str]] = {
     "expansion": frozenset({"summary", "question", "n"}),
     "condense": frozenset({"history", "question"}),
     "summary": frozenset({"title", "sections", "opening"}),
+    "react": frozenset({"max_steps", "documents", "issue", "scratchpad"}),
 }
 
 
@@ -146,17 +147,27 @@ class ChatLLM:
         prompt = sum(estimate_tokens(str(m.content)) for m in messages) + 16 * len(messages)
         return prompt, context_bucket(prompt + max_tokens, self.context_limit)
 
-    def complete(self, usage: LLMUsage, purpose: str, user: str, system: str | None = None, max_tokens: int = 256, json_mode: bool = False) -> str:
-        """One whole reply."""
+    def complete(
+        self,
+        usage: LLMUsage,
+        purpose: str,
+        user: str,
+        system: str | None = None,
+        max_tokens: int = 256,
+        json_mode: bool = False,
+        stop: Sequence[str] = (),
+    ) -> str:
+        """One whole reply, cut at the first ``stop`` sequence (also client-side: not every
+        chat model honours them)."""
         messages = self._messages(system, user)
         prompt_estimate, num_ctx = self._window(messages, max_tokens)
         started = time.perf_counter()
         try:
-            reply = self._model(num_ctx, max_tokens, json_mode).invoke(messages)
+            reply = self._model(num_ctx, max_tokens, json_mode).invoke(messages, stop=list(stop) or None)
         except Exception:
             usage.failures += 1
             raise
-        text = str(reply.content)
+        text = cut_at_stop(str(reply.content), stop)
         prompt_tokens, output_tokens = _usage_of(reply, prompt_estimate, text)
         usage.add(purpose, prompt_tokens, output_tokens, time.perf_counter() - started)
         return text
@@ -181,6 +192,12 @@ class ChatLLM:
         text = "".join(parts)
         prompt_tokens, output_tokens = _usage_of(last, prompt_estimate, text)
         usage.add(purpose, prompt_tokens, output_tokens, time.perf_counter() - started)
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """Text up to the first stop sequence."""
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=len(text))
+    return text[:cut]
 
 
 def _usage_of(message: Any, prompt_estimate: int, text: str) -> tuple[int, int]:

@@ -156,10 +156,10 @@ class HybridRetriever:
         self.dense_weight = dense_weight
         self.candidates = candidates
 
-    def lists(self, query: str, doc_ids: Sequence[str], query_index: int = 0) -> RankedLists:
-        """One query's dense and BM25 lists, and their fusion (``hybrid``, what ranks)."""
-        dense = self.dense.run(query, self.candidates, doc_ids)
-        lexical = self.lexical.run(query, self.candidates, doc_ids)
+    def lists(self, query: str, doc_ids: Sequence[str], query_index: int = 0, candidates: int | None = None) -> RankedLists:
+        """One query's dense and BM25 lists (``candidates`` each), and their fusion (``hybrid``, what ranks)."""
+        dense = self.dense.run(query, candidates or self.candidates, doc_ids)
+        lexical = self.lexical.run(query, candidates or self.candidates, doc_ids)
         if self.mode == "rrf":
             hybrid = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
         else:

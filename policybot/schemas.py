@@ -221,3 +221,49 @@ class Answer(BaseModel):
         if self.refused:
             return list(self.citations)
         return [c for c in self.citations if c.cited] or list(self.citations)
+
+
+# --- evidence mode ---------------------------------------------------------------------------
+EvidenceRole = Literal["covers", "limits", "defines", "condition", "procedure", "other"]
+
+
+class EvidenceRow(BaseModel):
+    """One passage of the evidence on an issue: where it is, a quote checked against it, and its role."""
+
+    n: int = Field(description="Row number, 1-based, in the order found")
+    citation: Citation = Field(description="The passage, with the quote's span in its text (as in a chat answer)")
+    role: EvidenceRole = Field(description="covers / limits (limits or excludes) / defines / condition / procedure / other")
+    why: str = Field(description="One line on why it matters: the LLM's, or the rule that found it")
+    found_by: str = Field(description="The action that found it, e.g. 'Search[escape of water]' or 'Lookup[clause 5.2]'")
+
+    @property
+    def label(self) -> str:
+        return self.citation.label
+
+
+class TraceStep(BaseModel):
+    """One Thought → Action → Observation step of an evidence run."""
+
+    step: int
+    thought: str = ""
+    action: str = Field(description="Search, Lookup, Finish, or Invalid")
+    argument: str = ""
+    observation: str = ""
+    new_rows: list[int] = Field(default_factory=list, description="Rows this step added to the table")
+
+
+class EvidenceReport(BaseModel):
+    """Everything a library says on an issue, with the trace of how it was collected."""
+
+    schema_version: str = SCHEMA_VERSION
+    issue: str
+    mode: Literal["react", "planner", "single"] = Field(description="react: the LLM agent; planner: the deterministic planner; single: one search")
+    documents: list[str] = Field(description="The documents searched")
+    rows: list[EvidenceRow] = Field(default_factory=list)
+    trace: list[TraceStep] = Field(default_factory=list)
+    stopped: str = Field("", description="Why the run ended: finished, nothing new, step limit ...")
+    llm: LLMCost = Field(default_factory=LLMCost)
+    llm_model: str | None = None
+    notice: str | None = Field(None, description="Why no LLM was used, and how to get one")
+    seconds: float = 0.0
+    disclaimer: str = DISCLAIMER

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 from policybot.components import Components
 from policybot.conversation import History, as_turns
 from policybot.errors import AlreadyDeleted, PolicyBotError
-from policybot.events import AnswerEvent, Event
+from policybot.events import AnswerEvent, Event, EvidenceDoneEvent, EvidenceEvent
+from policybot.evidence_mode import EvidenceCollector
 from policybot.library import Library, ProgressFn
-from policybot.options import AskOptions
+from policybot.options import AskOptions, EvidenceOptions
 from policybot.pipeline import AnswerPipeline, PipelineParts
 from policybot.registry import ChunkRow, DocumentRow
 from policybot.retrieval import Fused, ListKey
-from policybot.schemas import Answer, DeleteReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
+from policybot.schemas import Answer, DeleteReport, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
 from policybot.settings import Settings
 
 if TYPE_CHECKING:
@@ -151,6 +152,28 @@ class PolicyBot:
             name_documents=c.name_documents,
             references=c.references,
         )
+
+    # --- evidence mode ----------------------------------------------------------------------
+    def evidence_stream(self, issue: str, options: EvidenceOptions | None = None, **choices: Any) -> Iterator[EvidenceEvent]:
+        """Collect everything the library says on an issue: each step as it happens, then the
+        ``EvidenceReport`` (table + trace). The ReAct agent when an LLM runs, else the planner."""
+        opts = (options or EvidenceOptions()).merged(**choices)
+        if not issue.strip():
+            raise PolicyBotError("the issue is empty")
+        scope = self.resolve_docs(opts.docs)
+        llm, notice = self.llm() if opts.use_llm and not opts.single_k else (None, None)
+        settings = self.settings.evidence
+        if opts.max_steps is not None:
+            settings = settings.model_copy(update={"max_steps": opts.max_steps})
+        tools = self.components.evidence_tools(scope)
+        yield from EvidenceCollector(tools, settings, llm, notice).run(issue.strip(), scope, opts.single_k)
+
+    def evidence(self, issue: str, options: EvidenceOptions | None = None, **choices: Any) -> EvidenceReport:
+        """``evidence_stream`` run to the end: the report."""
+        for event in self.evidence_stream(issue, options, **choices):
+            if isinstance(event, EvidenceDoneEvent):
+                return event.report
+        raise RuntimeError("the evidence run ended without a report")  # pragma: no cover
 
     # --- search -----------------------------------------------------------------------------
     def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None) -> SearchResponse:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -28,10 +28,24 @@ def _config_file() -> Path:
     return Path(os.environ.get("POLICYBOT_CONFIG", "policybot.toml"))
 
 
+class EvidenceSettings(BaseModel):
+    """Evidence mode (``policybot evidence``): the agent's bounds and the planner's table size.
+    Set as ``POLICYBOT_EVIDENCE__MAX_STEPS=8`` or ``[evidence]`` in the TOML file."""
+
+    # Six steps of at most 96 output tokens: ~580 tokens, about a minute at the ~10 tokens/s of
+    # Gemma 3n on a GTX 1650 (eval/decisions/2026-11-23-evidence-mode.md).
+    max_steps: int = Field(6, ge=1, le=20, description="Agent steps (Thought + Action) before it is stopped.")
+    step_max_tokens: int = Field(96, ge=16, le=512, description="Output tokens per agent step.")
+    hits_per_search: int = Field(4, ge=1, le=10, description="Passages shown to the agent per Search.")
+    issue_hits: int = Field(12, ge=1, le=50, description="Planner: passages kept from the issue's own search (half the table).")
+    aspect_hits: int = Field(2, ge=0, le=10, description="Planner: passages kept per cover/exclusion/condition/claims section.")
+    max_rows: int = Field(24, ge=1, le=100, description="Most rows in an evidence table.")
+
+
 class Settings(BaseSettings):
     """Typed settings for every PolicyBot component."""
 
-    model_config = SettingsConfigDict(env_prefix="POLICYBOT_", extra="ignore", validate_default=True)
+    model_config = SettingsConfigDict(env_prefix="POLICYBOT_", env_nested_delimiter="__", extra="ignore", validate_default=True)
 
     # --- where things live -------------------------------------------------------
     home: Path = Field(Path(".policybot"), description="Index, document registry and stored PDFs.")
@@ -146,6 +160,9 @@ class Settings(BaseSettings):
     )
     kiosk_unlock_minutes: float = Field(15.0, gt=0, description="An unlocked kiosk locks again after this long, even in use.")
     kiosk_pin_attempts: int = Field(3, ge=1, description="Wrong PINs allowed before each further try must wait (doubling).")
+
+    # --- evidence mode ---------------------------------------------------------------
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
 
     # --- services (remote ones are opt-in) ----------------------------------------
     chroma_url: str | None = Field(None, description="Use a Chroma server instead of the embedded store.")

@@ -3,6 +3,9 @@ Chroma under a temp home, the packaged MiniLM model; Ollama is pointed at a clos
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import re
 from pathlib import Path
@@ -410,3 +413,32 @@ def test_eval_without_its_extra_says_how_to_install_it(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["eval", str(tmp_path)])
     assert result.exit_code == 2
     assert "pip install -e '.[eval]'" in plain(result.output) and "make eval" in plain(result.output)
+
+
+def test_evidence_json_csv_and_markdown(library):
+    home = library[0]
+    result = run(home, "evidence", "wear and tear", "--no-llm", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["mode"] == "planner" and report["issue"] == "wear and tear"
+    sections = [row["citation"]["section"] for row in report["rows"]]
+    assert any("Wear and Tear" in s for s in sections), sections
+    assert all(row["citation"]["verified"] for row in report["rows"])
+
+    csv_out = run(home, "evidence", "wear and tear", "--no-llm", "--csv")
+    assert csv_out.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(csv_out.stdout)))
+    assert len(rows) == len(report["rows"]) and rows[0]["n"] == "1"
+    assert set(rows[0]) >= {"document", "section", "pages", "role", "quote", "why", "same_text_in"}
+
+    md = run(home, "evidence", "wear and tear", "--no-llm", "--md")
+    assert md.exit_code == 0 and md.stdout.startswith("# Evidence: wear and tear")
+    assert "| # | Document | Section | Pages | Role | Quote |" in md.stdout and "## Trace" in md.stdout
+
+
+def test_evidence_rejects_two_formats_and_an_empty_issue(library):
+    home = library[0]
+    both = run(home, "evidence", "flood", "--json", "--csv")
+    assert both.exit_code == 2 and "choose one of" in both.output
+    empty = run(home, "evidence", "  ", "--no-llm")
+    assert empty.exit_code == 2 and "empty" in empty.output
