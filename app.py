@@ -15,12 +15,12 @@ configure_process()  # before Streamlit and the model libraries load
 
 import streamlit as st  # noqa: E402
 
-from policybot.events import AnswerEvent, PassagesEvent, StageEvent, StandaloneEvent, TokenEvent  # noqa: E402
-from policybot.export import conversation_json, conversation_markdown  # noqa: E402
+from policybot.events import AnswerEvent, EvidenceDoneEvent, EvidenceStepEvent, PassagesEvent, StageEvent, StandaloneEvent, TokenEvent  # noqa: E402
+from policybot.export import conversation_json, conversation_markdown, evidence_csv, evidence_markdown, evidence_records  # noqa: E402
 from policybot.kiosk import PinGate, relock_reason  # noqa: E402
-from policybot.markup import escape_markdown, highlight_html, literal_block  # noqa: E402
-from policybot.options import AskOptions  # noqa: E402
-from policybot.schemas import DISCLAIMER, Answer, Citation, DocumentInfo, DocumentList  # noqa: E402
+from policybot.markup import escape_markdown, highlight_html, literal_block, literal_html  # noqa: E402
+from policybot.options import AskOptions, EvidenceOptions  # noqa: E402
+from policybot.schemas import DISCLAIMER, Answer, Citation, DocumentInfo, DocumentList, EvidenceReport, EvidenceRow, TraceStep  # noqa: E402
 from policybot.service import AlreadyDeleted, PolicyBot, PolicyBotError  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
@@ -31,6 +31,10 @@ STAGE_LABELS = {
     "reranking": "Ranking the passages…",
     "writing": "Writing the answer…",
 }
+PAGES = ["Chat", "Evidence"]
+# The evidence table's columns, from export.evidence_records' fields.
+EVIDENCE_TABLE = {"#": "n", "document": "document", "section": "section", "pages": "pages", "role": "role", "quote": "quote", "why": "why", "same text in": "same_text_in"}
+HOW_COLLECTED = {"react": "the ReAct agent ({model})", "planner": "the deterministic planner (no LLM)", "single": "one search"}
 
 
 @st.cache_resource(show_spinner="Loading the models and the index (once)…")
@@ -57,12 +61,34 @@ def session() -> dict:
     state.setdefault("unlocked_at", None)
     state.setdefault("notice", None)
     state.setdefault("library_notice", None)
+    state.setdefault("evidence", None)  # the last EvidenceReport of this session
+    state.setdefault("evidence_run", 0)  # counts evidence runs: each table gets a fresh selection
+    state.setdefault("page", PAGES[0])
     return state
 
 
 def clear_conversation(reason: str | None = None) -> None:
     st.session_state.history = []
     st.session_state.notice = reason
+
+
+def clear_evidence() -> None:
+    st.session_state.evidence = None
+    st.session_state.evidence_run += 1
+
+
+def reset_for_next_visitor(settings: Settings) -> None:
+    """Kiosk idle time: the conversation, the evidence table and the typed issue go, and the
+    page goes back to the chat (widget values are set before the widgets are drawn)."""
+    state = st.session_state
+    if state.history and state.evidence is not None:
+        what = "The conversation and the evidence table were"
+    else:
+        what = "The conversation was" if state.history else "The evidence table was"
+    clear_conversation(f"{what} cleared after {settings.kiosk_idle_minutes:g} minutes without activity.")
+    clear_evidence()
+    state["evidence_issue"] = ""
+    state["page"] = PAGES[0]
 
 
 # --- sidebar ------------------------------------------------------------------------------
@@ -218,8 +244,8 @@ def kiosk_guard(settings: Settings) -> bool:
     now = time.time()
     idle_s = settings.kiosk_idle_minutes * 60
     changed = False
-    if state.history and now - state.last_active > idle_s:
-        clear_conversation(f"The conversation was cleared after {settings.kiosk_idle_minutes:g} minutes without activity.")
+    if (state.history or state.evidence is not None) and now - state.last_active > idle_s:
+        reset_for_next_visitor(settings)
         changed = True
     reason = relock_reason(now, state.unlocked_at if state.unlocked else None, state.last_active, idle_s, settings.kiosk_unlock_minutes * 60)
     if reason:
@@ -243,8 +269,9 @@ def citation_title(c: Citation, refused: bool) -> str:
     return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark}{extra}{score}"
 
 
-def render_citation(bot: PolicyBot, c: Citation, refused: bool, key: str) -> None:
-    with st.expander(citation_title(c, refused)):
+def render_citation(bot: PolicyBot, c: Citation, refused: bool, key: str, expanded: bool = False, title: str | None = None) -> None:
+    """A source's panel: the chunk with the quote highlighted, the page image, the PDF."""
+    with st.expander(title or citation_title(c, refused), expanded=expanded):
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
         try:
             image = bot.page_image(c.doc, c.page_start, c.quote)
@@ -319,6 +346,116 @@ def ask(bot: PolicyBot, question: str, options: AskOptions) -> Answer | None:
     return final.get("answer")
 
 
+# --- evidence -----------------------------------------------------------------------------
+
+
+def evidence_page(bot: PolicyBot, scope: list[str], llm_notice: str | None) -> None:
+    """Collect everything the documents say on an issue: a table of quotes, each with its page."""
+    state = st.session_state
+    if not scope:
+        st.info("No documents yet: add PDFs to the library first.")
+        return
+    st.caption(escape_markdown(f"Collects every passage on an issue from: {', '.join(scope)} (choose under “Search in” in the sidebar)."))
+    if llm_notice:
+        st.info(f"**Deterministic planner:** no LLM is running, so fixed rules collect the evidence. {escape_markdown(llm_notice)}", icon="ℹ️")
+    with st.form("evidence_form", border=False):
+        issue = st.text_input("Issue", key="evidence_issue", placeholder="e.g. escape of water", help="A topic, not a question: PolicyBot collects what covers, limits, defines and conditions it.")
+        run = st.form_submit_button("Collect evidence", key="collect", type="primary")
+    if run:
+        state.last_active = time.time()
+        state.notice = None
+        if not issue.strip():
+            st.warning("Type an issue first, for example “escape of water”.")
+        else:
+            report = collect_evidence(bot, issue, scope)
+            if report is not None:
+                clear_evidence()
+                state.evidence = report
+                st.rerun()
+    if state.evidence is not None:
+        render_evidence(bot, state.evidence, llm_notice)
+
+
+def collect_evidence(bot: PolicyBot, issue: str, scope: list[str]) -> EvidenceReport | None:
+    """One evidence run, shown step by step: a status line and one panel per step."""
+    status = st.status("Collecting evidence…", expanded=False)
+    steps = st.container()
+    report: EvidenceReport | None = None
+    try:
+        for event in bot.evidence_stream(issue, EvidenceOptions(docs=scope)):
+            if isinstance(event, EvidenceStepEvent):
+                status.update(label=escape_markdown(f"Step {event.step.step}: {event.step.action}[{event.step.argument}]"))
+                with steps:
+                    render_step(event.step)
+            elif isinstance(event, EvidenceDoneEvent):
+                report = event.report
+    except PolicyBotError as exc:
+        status.update(label="Could not collect evidence", state="error")
+        st.error(escape_markdown(str(exc)))
+        return None
+    status.update(label="Done", state="complete")
+    return report
+
+
+def step_title(step: TraceStep) -> str:
+    added = f" → rows {', '.join(map(str, step.new_rows))}" if step.new_rows else ""
+    return escape_markdown(f"Step {step.step}: {step.action}[{step.argument}]{added}")
+
+
+def render_step(step: TraceStep) -> None:
+    """One Thought / Action / Observation step, every text shown literally."""
+    parts = [("Thought", step.thought), ("Action", f"{step.action}[{step.argument}]"), ("Observation", step.observation)]
+    body = "&#10;".join(f"<b>{name}:</b> {literal_html(text.strip() or '—')}" for name, text in parts)
+    with st.expander(step_title(step)):
+        st.markdown(f'<div style="white-space: pre-wrap">{body}</div>', unsafe_allow_html=True)
+
+
+def evidence_summary(report: EvidenceReport) -> str:
+    how = HOW_COLLECTED[report.mode].format(model=report.llm_model or "an LLM")
+    found = f"{len(report.rows)} passages" if report.rows else "Nothing found on this issue in these documents"
+    return f"{found} on “{report.issue}”, collected by {how} in {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {report.stopped}."
+
+
+def render_evidence(bot: PolicyBot, report: EvidenceReport, banner: str | None) -> None:
+    """The report: what was done, downloads, the table, one source panel per row, the trace."""
+    st.markdown(escape_markdown(evidence_summary(report)))
+    if report.notice and report.notice != banner:  # the banner already says it
+        st.caption(f"ℹ️ {escape_markdown(f'No LLM was used: {report.notice}')}")
+    buttons = st.container(horizontal=True)
+    buttons.download_button("Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv")
+    buttons.download_button("Download Markdown", evidence_markdown(report), "policybot-evidence.md", "text/markdown", key="evidence-md")
+    if buttons.button("Clear", key="evidence-clear"):
+        clear_evidence()
+        st.rerun()
+    selected = evidence_table(report)
+    if report.rows:
+        st.caption("Select a row to open its passage below; each panel shows the quote on its page.")
+    for row in report.rows:
+        render_citation(bot, row.citation, False, f"ev{st.session_state.evidence_run}-{row.n}", expanded=row.n == selected, title=evidence_title(row))
+    st.subheader("How it was collected")
+    for step in report.trace:
+        render_step(step)
+
+
+def evidence_table(report: EvidenceReport) -> int | None:
+    """The table (cells are plain text in the grid); returns the selected row's number."""
+    records = evidence_records(report)
+    data = {column: [r[field] for r in records] for column, field in EVIDENCE_TABLE.items()}
+    config = {"#": st.column_config.NumberColumn(width="small"), "quote": st.column_config.TextColumn(width="large"), "why": st.column_config.TextColumn(width="medium")}
+    event = st.dataframe(
+        data, hide_index=True, column_config=config, key=f"evidence-table-{st.session_state.evidence_run}", on_select="rerun", selection_mode="single-row"
+    )
+    rows = event.selection.rows if report.rows else []
+    return report.rows[rows[0]].n if rows and rows[0] < len(report.rows) else None
+
+
+def evidence_title(row: EvidenceRow) -> str:
+    c = row.citation
+    mark = "✓ verified" if c.verified else "⚠ unverified"
+    same = f" · same text in: {'; '.join(c.same_text_in)}" if c.same_text_in else ""
+    return escape_markdown(f"[{row.n}] {c.label} · {row.role} · {mark}{same}")
+
+
 # --- page ---------------------------------------------------------------------------------
 
 
@@ -357,6 +494,19 @@ def main() -> None:
     scope = sidebar_library(bot, listing, can_edit)
     options = (sidebar_settings(bot) if can_edit else AskOptions()).merged(docs=scope)
 
+    page = st.segmented_control("Page", PAGES, key="page", required=True, label_visibility="collapsed")
+    if page == "Evidence":
+        if state.notice:
+            st.info(escape_markdown(state.notice))
+        evidence_page(bot, scope, extractive_notice)
+    else:
+        chat_page(bot, options, extractive_notice)
+    idle_watch(bot)
+
+
+def chat_page(bot: PolicyBot, options: AskOptions, extractive_notice: str | None) -> None:
+    """The conversation: banners, its answers so far, and the question box."""
+    state = st.session_state
     if extractive_notice:
         st.info(f"**Extractive mode:** {escape_markdown(extractive_notice)}", icon="ℹ️")
     if state.notice:
@@ -387,7 +537,5 @@ def main() -> None:
         if answer is not None:
             state.history.append((question, answer))
             st.rerun()
-    idle_watch(bot)
-
 
 main()

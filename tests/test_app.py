@@ -498,3 +498,121 @@ def test_streamlit_config_keeps_a_kiosk_offline_and_minimal():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=APP.parent, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "['minimal', 'none', False, True, 'none']", done.stderr[-500:]
+
+
+# --- evidence page ----------------------------------------------------------------------------
+
+ISSUE = "escape of water"
+
+
+def open_evidence(at: AppTest) -> AppTest:
+    at.segmented_control(key="page").set_value("Evidence").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def collect(at: AppTest, issue: str) -> AppTest:
+    at.text_input(key="evidence_issue").set_value(issue)
+    at.button(key="collect").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def evidence_panels(at: AppTest) -> list:
+    return [e for e in at.main.expander if re.match(r"\[\d+\] ", shown(e.label))]
+
+
+def step_panels(at: AppTest) -> list:
+    return [e for e in at.main.expander if shown(e.label).startswith("Step ")]
+
+
+def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = open_evidence(start())
+    assert not at.chat_input  # the chat is not drawn here
+    assert [b.label for b in at.main.button] == ["Collect evidence"] and not at.dataframe
+    planner = [shown(i.value) for i in at.main.info if "Deterministic planner" in i.value]
+    assert len(planner) == 1 and "ollama serve" in planner[0]
+    assert any(SAMPLE in shown(c.value) for c in at.main.caption)  # the documents it collects from
+
+    at = collect(at, ISSUE)
+    [table] = at.dataframe
+    df = table.value
+    assert list(df.columns) == ["#", "document", "section", "pages", "role", "quote", "why", "same text in"]
+    sections = list(df["section"])
+    assert any("2.5 Escape of water" in s for s in sections), sections
+    assert any("5.2 Escape of water deductible" in s for s in sections), sections
+    assert list(df["#"]) == list(range(1, len(df) + 1)) and set(df["document"]) == {SAMPLE}
+    deductible = df[df["section"].str.contains("5.2 Escape of water deductible")]
+    assert (deductible["role"] == "limits").all() and deductible["quote"].str.contains(r"\$750").any()
+    summary = shown(at.main.markdown[0].value)
+    assert summary.startswith(f"{len(df)} passages on “{ISSUE}”, collected by the deterministic planner (no LLM)"), summary
+
+    # One source panel per row, as in the chat: the chunk with the quote marked, and its page.
+    panels = evidence_panels(at)
+    assert len(panels) == len(df)
+    second = shown(panels[1].label)
+    assert second.startswith(f"[2] {SAMPLE} (Section 2 Buildings Cover > 2.5 Escape of water)") and "covers" in second and "✓ verified" in second
+    assert [m for m in panels[1].markdown if "<mark>" in m.value]
+    assert panels[1].image and panels[1].image[0].captions[0].startswith(f"{SAMPLE}, page 4")
+    assert not any(p.proto.expanded for p in panels)
+
+    steps = step_panels(at)
+    assert steps and shown(steps[0].label).startswith(f"Step 1: Search[{ISSUE}]")
+    first_step = plain_text(steps[0].markdown[0].value)
+    assert first_step.startswith("Thought:") and "Action: Search[escape of water]" in first_step and "Observation:" in first_step
+    downloads = [d.label for d in at.main.download_button]
+    assert downloads[:2] == ["Download CSV", "Download Markdown"]
+
+    # Selecting a row opens its panel; the report survives reruns and a visit to the chat.
+    at.session_state[table.key] = {"selection": {"rows": [2], "columns": [], "cells": []}}
+    at.run()
+    assert [p.proto.expanded for p in evidence_panels(at)].index(True) == 2
+    assert sum(p.proto.expanded for p in evidence_panels(at)) == 1
+    at.segmented_control(key="page").set_value("Chat").run()
+    assert not at.dataframe and at.chat_input
+    at = open_evidence(at)
+    assert len(at.dataframe[0].value) == len(df)
+    at.button(key="evidence-clear").click().run()
+    assert not at.dataframe and at.session_state["evidence"] is None
+
+
+def test_evidence_page_with_an_empty_issue_says_so_in_one_line(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = collect(open_evidence(start()), "   ")
+    assert [w.value for w in at.main.warning] == ["Type an issue first, for example “escape of water”."]
+    assert not at.dataframe and not at.main.status and at.session_state["evidence"] is None
+
+
+def test_evidence_rows_show_document_markdown_and_html_as_text(monkeypatch, tmp_path):
+    home = small_home(tmp_path, pdfs.hostile_markdown_pdf(tmp_path / "ponds.pdf"))
+    use_home(monkeypatch, home)
+    at = collect(open_evidence(start()), "garden ponds storm damage [click](https://example.org) $5")
+    df = at.dataframe[0].value
+    assert len(df) >= 1 and (df["document"] == "ponds.pdf").all()
+    panels = evidence_panels(at)
+    assert panels and step_panels(at)
+    text = " ".join(plain_text(m.value) for e in panels for m in e.markdown)
+    assert "![pixel](http://127.0.0.1:8999/track.png)" in text.replace("\n", " ")  # shown, as text
+    for value in rendered_strings(at):
+        for syntax in ("![", "](", "<script", "<img", "<a ", "javascript:", "http://", "https://", "www.", "$"):
+            assert not _unescaped(value.replace("&#", ""), syntax), (syntax, value[:300])
+    for e in [*panels, *step_panels(at)]:  # the app's only HTML: a div, the quote mark, the step labels
+        for m in e.markdown:
+            assert set(re.findall(r"</?([a-z]+)", m.value)) <= {"div", "mark", "b"}, m.value[:300]
+
+
+def test_kiosk_evidence_for_visitors_and_cleared_when_idle(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
+    at = collect(open_evidence(start()), ISSUE)
+    assert len(at.dataframe[0].value) > 3  # a read-only action: no PIN needed
+    assert sidebar_view(at)["uploaders"] == [] and "Settings" not in sidebar_view(at)["expanders"]
+
+    at.session_state["last_active"] = time.time() - 120
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["evidence"] is None and not at.dataframe
+    assert at.segmented_control(key="page").value == "Chat"  # the next visitor starts at the chat
+    assert "The evidence table was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
+    at = open_evidence(at)
+    assert at.text_input(key="evidence_issue").value == ""  # the last visitor's issue is gone

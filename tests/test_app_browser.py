@@ -1,6 +1,8 @@
 """End to end in a real browser: the Streamlit app answers a question, and the first citation
 opens on its highlighted quote and the rendered PDF page.
 
+The Evidence page is driven the same way (a table of quotes, a row opening its page).
+
 Drives Debian's `chromium` (never a browser downloaded by `playwright install`) through the
 Playwright Python package. Skipped, with the reason, when either is missing; `make test`
 installs chromium with apt-get when it can (`make browser`).
@@ -302,3 +304,68 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
     finally:
         stop(server)
         tracker.close()
+
+
+def test_evidence_table_in_browser(tmp_path):
+    """The Evidence page: the issue is collected step by step into a table; selecting a row
+    opens its passage on the page image; the browser makes no request but to the app."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+    home = tmp_path / "home"
+    report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
+    assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
+    server, url, log = start_app(home, tmp_path)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(60_000)
+                requests: list[str] = []
+                page.on("request", lambda r: requests.append(r.url))
+                page.goto(url)
+                page.get_by_test_id("stChatInputTextArea").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                page.get_by_test_id("stButtonGroup").get_by_text("Evidence", exact=True).click()
+                issue = page.get_by_label("Issue", exact=True)
+                issue.wait_for(state="visible")
+                assert page.get_by_test_id("stChatInputTextArea").count() == 0  # the chat is not drawn here
+                issue.fill("escape of water")
+                page.get_by_role("button", name="Collect evidence").click()
+
+                grid = page.get_by_test_id("stDataFrame")
+                grid.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                # The grid draws on a canvas; its accessible copy holds the cells' text.
+                page.wait_for_function("g => g.textContent.includes('2.5 Escape of water')", arg=grid.element_handle())
+                cells = grid.text_content()
+                assert "Section 2 Buildings Cover > 2.5 Escape of water" in cells and "5.2 Escape of water deductible" in cells, cells[:1000]
+                body = page.locator("body").inner_text()
+                assert "collected by the deterministic planner (no LLM)" in body, f"{body[:2000]}\n{log_tail(log)}"
+                assert page.get_by_role("button", name="Download CSV").is_visible()
+                steps = page.locator("details").filter(has=page.locator("summary", has_text="Step 1: Search[escape of water]"))
+                steps.first.wait_for(state="visible")  # the trace, below the table and the panels
+                assert steps.count() == 1
+
+                # Select row 2 (its row marker, left of the first column): its panel opens.
+                box = grid.bounding_box()
+                row_height = 35  # Streamlit's default, the header row included
+                page.mouse.click(box["x"] + 15, box["y"] + row_height * 2 + row_height / 2)
+                opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=DOC))
+                opened.first.locator("mark").wait_for(state="visible")
+                assert opened.count() == 1
+                title = opened.first.locator("summary").inner_text()
+                assert "[2]" in title and "2.5 Escape of water" in title and "✓ verified" in title, title
+                image = opened.first.locator('[data-testid="stImage"] img')
+                image.wait_for(state="visible")
+                page.wait_for_function("img => img.complete && img.naturalWidth > 200", arg=image.element_handle())
+                assert "Traceback" not in page.locator("body").inner_text()
+                if SCREENSHOT_DIR:
+                    fit_viewport_to_content(page)
+                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "evidence.png"), full_page=True)
+            finally:
+                browser.close()
+        origin = url.rstrip("/")
+        outside = [r for r in requests if not r.startswith((origin, "data:", "blob:"))]
+        assert outside == [], outside
+    finally:
+        stop(server)
