@@ -99,7 +99,7 @@ def inspect(home: Path) -> dict:
     docs = index.documents()
     got = index.store.collection.get(include=["metadatas"])
     vectors = Counter(m["doc_id"] for m in got["metadatas"] or [] if m)
-    lexical = Counter(doc_of(cid) for cid in index.lexical_ready()._ids)
+    lexical = Counter(doc_of(cid) for cid in index.lexical_ready().chunk_ids())
     rows = Counter(doc_of(cid) for cid, _ in registry.chunk_texts(index.collection))
     known = {d.doc_id for d in docs}
     stored = {Path(d.stored_path).name for d in docs}

@@ -257,7 +257,12 @@ class DocumentIndex:
         return found
 
     def lexical_ready(self) -> LexicalIndex:
-        self.lexical.ensure(self.registry.generation(self.collection), lambda: self.registry.chunk_texts(self.collection))
+        collection = self.collection
+        self.lexical.ensure(
+            self.registry.generation(collection),
+            lambda: {d.doc_id: f"{d.sha256}:{d.chunks}" for d in self.registry.documents(collection)},
+            lambda doc_id: self.registry.chunk_texts(collection, doc_id),
+        )
         return self.lexical
 
     # --- writing ----------------------------------------------------------------------

@@ -180,11 +180,12 @@ class Registry:
         rows = self._rows("SELECT value FROM generations WHERE collection=?", (collection,))
         return int(rows[0]["value"]) if rows else 0
 
-    def chunk_texts(self, collection: str) -> list[tuple[str, str]]:
-        """(chunk_id, indexed text) of every registered chunk, in a stable order."""
-        rows = self._rows(
-            "SELECT chunk_id, index_text FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,)
-        )
+    def chunk_texts(self, collection: str, doc_id: str | None = None) -> list[tuple[str, str]]:
+        """(chunk_id, indexed text) of every registered chunk (of one document), in a stable order."""
+        if doc_id is not None:
+            rows = self._rows("SELECT chunk_id, index_text FROM chunks WHERE collection=? AND doc_id=? ORDER BY ord", (collection, doc_id))
+        else:
+            rows = self._rows("SELECT chunk_id, index_text FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,))
         return [(r["chunk_id"], r["index_text"]) for r in rows]
 
     def chunk_count(self, collection: str) -> int:

@@ -91,17 +91,69 @@ def test_search_with_nothing_indexed_says_what_to_do(tmp_path):
         PolicyBot(make_settings(tmp_path / "empty")).search("anything")
 
 
+def _docs(chunks):
+    """A registry stand-in: documents with signatures, and each one's chunks."""
+    by_doc = {}
+    for cid, text in chunks:
+        by_doc.setdefault(cid.split(":")[0], []).append((cid, text))
+    return (lambda: {d: f"sig-{len(c)}" for d, c in by_doc.items()}), (lambda d: by_doc[d])
+
+
 def test_lexical_index_is_persisted_and_reloaded(tmp_path):
     folder = tmp_path / "lex"
     built = []
+    chunks = [("d1:00000", "flood damage to the basement"), ("d1:00001", "fire and smoke damage"), ("d2:00000", "theft of a bicycle")]
+    documents, chunks_of = _docs(chunks)
     index = LexicalIndex(folder)
-    chunks = [("d1:00000", "flood damage to the basement"), ("d1:00001", "fire and smoke damage")]
-    index.ensure(1, lambda: built.append(1) or chunks)
+    index.ensure(1, documents, lambda d: built.append(d) or chunks_of(d))
     assert index.search("basement flooding", 5)[0][0] == "d1:00000"
+    assert sorted(built) == ["d1", "d2"]
     reloaded = LexicalIndex(folder)
-    reloaded.ensure(1, lambda: built.append(2) or chunks)
-    assert built == [1]  # loaded from disk, not rebuilt
+    reloaded.ensure(1, documents, lambda d: built.append(d) or chunks_of(d))
+    assert sorted(built) == ["d1", "d2"]  # read from disk, not tokenised again
     assert reloaded.search("smoke", 5)[0][0] == "d1:00001"
     assert reloaded.search("smoke", 5, allowed_docs={"other"}) == []
-    reloaded.ensure(2, lambda: built.append(3) or chunks[:1])  # a newer generation rebuilds
-    assert built == [1, 3] and reloaded.search("smoke", 5) == []
+    # d2 deleted, d3 added: only d3 is tokenised, d2's shard goes from memory and disk.
+    after = chunks[:2] + [("d3:00000", "smoke alarm batteries")]
+    documents2, chunks_of2 = _docs(after)
+    reloaded.ensure(2, documents2, lambda d: built.append(d) or chunks_of2(d))
+    assert sorted(built) == ["d1", "d2", "d3"]
+    assert reloaded.search("bicycle", 5) == [] and not (folder / "d2.npz").exists()
+    assert {cid for cid, _ in reloaded.search("smoke", 5)} == {"d1:00001", "d3:00000"}
+    assert sorted(reloaded.chunk_ids()) == ["d1:00000", "d1:00001", "d3:00000"]
+
+
+def test_incremental_bm25_scores_equal_a_whole_corpus_bm25s_index(tmp_path):
+    import bm25s
+
+    texts = [
+        "We will cover loss or damage caused by Escape of Water from a fixed installation.",
+        "A Deductible of $750 applies to every claim for Escape of Water.",
+        "Flood means a general and temporary condition of partial or complete inundation.",
+        "We will not pay for damage caused by wear and tear or gradual deterioration.",
+        "You must tell us within 30 days about any claim; water damage claims need a plumber's report.",
+        "",
+    ]
+    chunks = [(f"d{i % 3}:{i:05d}", t) for i, t in enumerate(texts)]
+    documents, chunks_of = _docs(chunks)
+    index = LexicalIndex(tmp_path / "lex", Tokenizer())
+    index.ensure(1, documents, chunks_of)
+    reference = bm25s.BM25()
+    tokenizer = Tokenizer()
+    reference.index([tokenizer(t) or ["\u2205"] for _, t in chunks], show_progress=False)
+    for query in ["escape of water deductible", "water water damage claim", "flood", "gradual wear", "spaceship"]:
+        tokens = tokenizer(query)
+        ids, scores = reference.retrieve([tokens], k=len(chunks), show_progress=False) if tokens else ([[]], [[]])
+        expected = [(chunks[int(i)][0], float(s)) for i, s in zip(ids[0], scores[0]) if s > 0]
+        got = index.search(query, len(chunks))
+        assert [c for c, _ in got] == [c for c, _ in expected] or sorted(got) == pytest.approx(sorted(expected)), query
+        assert dict(got) == pytest.approx(dict(expected), rel=1e-5), query
+
+
+def test_a_scoped_search_returns_k_from_the_chosen_document(tmp_path):
+    chunks = [(f"big:{i:05d}", f"water damage clause {i}") for i in range(200)] + [(f"small:{i:05d}", f"water clause {i}") for i in range(5)]
+    documents, chunks_of = _docs(chunks)
+    index = LexicalIndex(tmp_path / "lex")
+    index.ensure(1, documents, chunks_of)
+    hits = index.search("water damage", 5, allowed_docs={"small"})
+    assert len(hits) == 5 and all(c.startswith("small:") for c, _ in hits)
