@@ -141,6 +141,7 @@ class LexicalIndex:
         with self._lock:
             if self._generation == generation:
                 return
+            self._drop_whole_corpus_index()
             wanted = dict(documents())
             current = self._corpus.shards
             removed = [d for d, shard in current.items() if wanted.get(d) != shard.signature]
@@ -162,6 +163,14 @@ class LexicalIndex:
         self.folder.mkdir(parents=True, exist_ok=True)
         shard.save(path)
         return shard
+
+    def _drop_whole_corpus_index(self) -> None:
+        """The whole-corpus index of earlier versions (``bm25/`` + ``stamp.json``) is not used any more."""
+        import shutil
+
+        if (self.folder / "stamp.json").exists():
+            shutil.rmtree(self.folder / "bm25", ignore_errors=True)
+            (self.folder / "stamp.json").unlink(missing_ok=True)
 
     def _forget(self, doc_ids: set[str]) -> None:
         for doc_id in doc_ids:
