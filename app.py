@@ -37,11 +37,12 @@ EVIDENCE_TABLE = {"#": "n", "document": "document", "section": "section", "pages
 HOW_COLLECTED = {"react": "the ReAct agent ({model})", "planner": "the deterministic planner (no LLM)", "single": "one search"}
 
 
-@st.cache_resource(show_spinner="Loading the models and the index (once)…")
+@st.cache_resource(show_spinner=False)
 def load_bot(settings_json: str) -> PolicyBot:
-    """One service per process and settings: models and index load once, not per question."""
+    """One service per process and settings. The models load in the background (once, not per
+    question), so the page, the library and a loading status show at once."""
     bot = PolicyBot(Settings.model_validate_json(settings_json))
-    bot.warm_up()
+    bot.warm_up_in_background()
     return bot
 
 
@@ -459,6 +460,23 @@ def evidence_title(row: EvidenceRow) -> str:
 # --- page ---------------------------------------------------------------------------------
 
 
+def loading_watch(bot: PolicyBot) -> None:
+    """While the models load: say so, and redraw the page once they are ready."""
+    warmup = bot.warm_up_in_background()
+    if warmup.state == "failed":
+        st.error(escape_markdown(f"The models could not be loaded ({warmup.error}). Run `policybot doctor` for the fix."))
+    if warmup.state != "loading":
+        return
+    st.info("Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as they are ready.", icon="⏳")
+
+    @st.fragment(run_every=1.0)
+    def check() -> None:
+        if warmup.state != "loading":
+            st.rerun(scope="app")
+
+    check()
+
+
 def idle_watch(bot: PolicyBot) -> None:
     """Kiosk: clear the conversation and lock the admin after the idle time, even if nobody
     touches the screen (a fragment re-checks every 30 s without redrawing the page)."""
@@ -487,6 +505,7 @@ def main() -> None:
 
     st.title("PolicyBot")
     st.caption(DISCLAIMER)
+    loading_watch(bot)
 
     can_edit = sidebar_kiosk(bot)
     listing = bot.documents()

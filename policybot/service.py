@@ -22,6 +22,7 @@ from policybot.registry import ChunkRow, DocumentRow
 from policybot.retrieval import Fused, ListKey
 from policybot.schemas import Answer, DeleteReport, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
 from policybot.settings import Settings
+from policybot.warmup import Warmup
 
 if TYPE_CHECKING:
     from policybot.embeddings import Embedder
@@ -43,6 +44,7 @@ class PolicyBot:
         self.settings = settings or Settings()
         self.components = Components(self.settings)
         self.library = Library(self.components)
+        self._warmup = Warmup(self.warm_up)
 
     # --- what it is built from (for the CLI, doctor, evaluation and tests) ------------------
     @property
@@ -73,6 +75,10 @@ class PolicyBot:
         """Load the embedding model and the lexical index now rather than on first use."""
         self.embedder.warm_up()
         self.index.lexical_ready()
+
+    def warm_up_in_background(self) -> Warmup:
+        """``warm_up`` in a background thread (started once); its state says when it is done."""
+        return self._warmup.start()
 
     # --- the library ------------------------------------------------------------------------
     def ingest(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:

@@ -8,6 +8,7 @@ upload, delete and scope tests each build their own small home so they stay fast
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -616,3 +617,25 @@ def test_kiosk_evidence_for_visitors_and_cleared_when_idle(monkeypatch, sample_h
     assert "The evidence table was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
     at = open_evidence(at)
     assert at.text_input(key="evidence_issue").value == ""  # the last visitor's issue is gone
+
+
+def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):
+    """Cold start: the library and a loading status show at once; the status goes when loaded."""
+    home = small_home(tmp_path, pdfs.sample_policy(tmp_path / "acme-home.pdf"))
+    use_home(monkeypatch, home)
+    release = threading.Event()
+    real = PolicyBot.warm_up
+    monkeypatch.setattr(PolicyBot, "warm_up", lambda self: release.wait(60) and real(self))
+    at = start()
+    loading = [i.value for i in at.info if "Loading the models" in i.value]
+    assert loading, [i.value for i in at.info]
+    assert at.sidebar.multiselect(key="scope").options == ["acme-home.pdf"], "the library shows before the models"
+    release.set()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        at.run()
+        if not any("Loading the models" in i.value for i in at.info):
+            break
+        time.sleep(0.2)
+    assert not any("Loading the models" in i.value for i in at.info)
+    assert not at.exception
