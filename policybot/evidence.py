@@ -50,7 +50,7 @@ def content_words(text: str) -> set[str]:
     for w, _, _ in words(text):
         if w in _QUOTE_STOP or len(w) < 3:
             continue
-        out.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+        out.add(_singular(w))
     return out
 
 
