@@ -45,7 +45,7 @@ class DenseRetriever:
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
         vector = self.embedder.embed_query(query)
-        return self.index.store.query(vector, k, doc_ids)
+        return self.index.store.query(vector, k, doc_ids, self.index.document_count())
 
 
 class LexicalRetriever:

@@ -157,3 +157,25 @@ def test_a_scoped_search_returns_k_from_the_chosen_document(tmp_path):
     index.ensure(1, documents, chunks_of)
     hits = index.search("water damage", 5, allowed_docs={"small"})
     assert len(hits) == 5 and all(c.startswith("small:") for c, _ in hits)
+
+def test_dense_search_over_most_of_the_library_skips_the_filter_but_keeps_the_scope(tmp_path):
+    """Unfiltered nearest-neighbour query when the scope is most of the library (Chroma's filter
+    grows with the collection), with the scope still respected and never starved."""
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    twins = [pdfs.sample_policy(tmp_path / f"acme-{name}.pdf") for name in ("a", "b", "c")]
+    assert not bot.ingest(twins).failed
+    docs = {d.name: d.doc_id for d in bot.index.documents()}
+    store, vector = bot.index.store, bot.embedder.embed_query("wear and tear")
+    calls = []
+    real = store.collection.query
+    store.collection.query = lambda **kw: calls.append("where" in kw) or real(**kw)
+    two = [docs["acme-a.pdf"], docs["acme-b.pdf"]]
+    hits = store.query(vector, 10, two, library_docs=3)
+    assert len(hits) == 10 and {c.split(":")[0] for c, _ in hits} <= set(two)
+    assert calls[0] is False  # unfiltered first
+    calls.clear()
+    one = store.query(vector, 10, [docs["acme-c.pdf"]], library_docs=3)
+    assert calls == [True] and {c.split(":")[0] for c, _ in one} == {docs["acme-c.pdf"]}
+    # Same ranking as the filtered query.
+    filtered = store.query(vector, 10, two)
+    assert [c for c, _ in hits] == [c for c, _ in filtered]
