@@ -64,12 +64,14 @@ def main() -> None:
             t_page = time.perf_counter() - t0  # the page, the library and the chat box are there
             page.get_by_text("Loading the models").wait_for(state="detached", timeout=300_000)
             t_ready = time.perf_counter() - t0  # the models are loaded (loaded in the background meanwhile)
+            # Source panels only ("[1] doc, p.3"): the "Searching the documents…" status is a <details> too.
+            panels = "() => [...document.querySelectorAll('details summary')].filter(s => /\\[\\d+\\]/.test(s.textContent)).length"
             for label, question in (("first", args.question), ("second", args.second)):
-                before = page.locator("details").count()
+                before = page.evaluate(panels)
                 start = time.perf_counter()
                 chat.fill(question)
                 chat.press("Enter")
-                page.wait_for_function(f"() => document.querySelectorAll('details').length > {before}", timeout=300_000)
+                page.wait_for_function(f"() => ({panels})() > {before}", timeout=300_000)
                 print(f"{label} answer with its source panels: {time.perf_counter() - start:.2f} s")
             browser.close()
         print(f"server answering HTTP after {t_server:.1f} s; page with library and chat box after {t_page:.1f} s; models loaded after {t_ready:.1f} s from start")
