@@ -147,6 +147,12 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     assert len(searched) == 1 and "deductible" in searched[0].lower() and "subsidence" in searched[0]
     assert "$2,500" in plain_text(last.markdown[0].value)
     assert last.expander and "Section 5 Deductibles" in last.expander[0].label
+    # Earlier answers draw their page images only on request, so a long conversation stays fast.
+    earlier = messages(at, "assistant")[0]
+    assert earlier.expander and not earlier.image and earlier.expander[0].toggle
+    assert len(last.image) == len(last.expander)
+    earlier.expander[0].toggle[0].set_value(True).run()
+    assert messages(at, "assistant")[0].expander[0].image
 
 
 def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sample_home):
@@ -555,6 +561,10 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     second = shown(panels[1].label)
     assert second.startswith(f"[2] {SAMPLE} (Section 2 Buildings Cover > 2.5 Escape of water)") and "covers" in second and "✓ verified" in second
     assert [m for m in panels[1].markdown if "<mark>" in m.value]
+    # Page images are drawn on request (every rerun redraws every panel), or for the selected row.
+    assert not panels[1].image
+    panels[1].toggle[0].set_value(True).run()
+    panels = evidence_panels(at)
     assert panels[1].image and panels[1].image[0].captions[0].startswith(f"{SAMPLE}, page 4")
     assert not any(p.proto.expanded for p in panels)
 
@@ -570,6 +580,7 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     at.run()
     assert [p.proto.expanded for p in evidence_panels(at)].index(True) == 2
     assert sum(p.proto.expanded for p in evidence_panels(at)) == 1
+    assert evidence_panels(at)[2].image  # the selected row's page is shown at once
     at.segmented_control(key="page").set_value("Chat").run()
     assert not at.dataframe and at.chat_input
     at = open_evidence(at)
