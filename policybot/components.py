@@ -159,8 +159,13 @@ class Components:
         return [next(iter(lexical.search(probe, 1, allowed)), ("", 0.0))[1] for probe in probe_bank()[1]]
 
     def _per_generation(self, name: str, build: Callable[[], T]) -> T:
-        """Something derived from the whole library, rebuilt when documents come or go."""
+        """Something derived from the whole library, rebuilt when documents come or go (the
+        value of an earlier generation is dropped, so a long-running app does not pile them up)."""
         key = f"{name}@{self.registry.generation(self.index.collection)}"
+        if key not in self._built:
+            with self._lock:
+                for stale in [k for k in self._built if k.startswith(f"{name}@") and k != key]:
+                    del self._built[stale]
         return self._once(key, build)
 
     def name_documents(self, question: str, scope: Sequence[DocumentRow]) -> list[NamedDocument]:

@@ -54,3 +54,15 @@ def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
     lexical = bot.index.lexical_ready().chunk_ids()
     assert len(lexical) == sum(d.chunks for d in docs) == len(set(lexical))
     assert {h.doc for h in bot.search("wear and tear", k=30).hits} >= {d.name for d in docs if d.name.startswith("acme-")}
+
+
+def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
+    names_before = [k for k in bot.components._built if k.startswith("names@")]
+    assert len(names_before) == 1
+    assert not bot.ingest([pdfs.sample_policy(tmp_path / "acme.pdf")]).failed
+    bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
+    names_after = [k for k in bot.components._built if k.startswith("names@")]
+    assert len(names_after) == 1 and names_after != names_before
