@@ -328,7 +328,7 @@ class EvidenceTable:
         self.chunks[hit.chunk.chunk_id] = hit
         citation = Candidate(hit.chunk, hit.doc, hit.score).citation(len(self.rows) + 1)
         if quote:  # the LLM's own words: shown as given, verified only if they are in the passage
-            span = _locate(quote, hit.chunk.text)
+            span = locate_quote(quote, hit.chunk.text)
             citation.quote, citation.verified = quote, span is not None
             citation.quote_start, citation.quote_end = span or (None, None)
         else:  # the rule's quote is a slice of the passage: located by construction
@@ -345,10 +345,6 @@ class EvidenceTable:
 
     def hit(self, row: EvidenceRow) -> Hit:
         return self.chunks[row.citation.chunk_id]
-
-
-def _locate(quote: str, text: str) -> tuple[int, int] | None:
-    return locate_quote(quote, text)
 
 
 def _rule_why(role: EvidenceRole, because: str) -> str:
