@@ -1,10 +1,9 @@
-"""Check the gold labels of this "policybot eval dataset v1" folder against its PDFs.
+"""Check the gold labels of a "policybot eval dataset v1" folder against its PDFs.
 
-    python build_check.py              check every question and gold passage; exit 1 on any failure
-    python build_check.py --manifest   also (re)write manifest.json from the checked data
+    python eval/datasets/check_gold.py DATASET_DIR              check every question and gold passage; exit 1 on any failure
+    python eval/datasets/check_gold.py DATASET_DIR --manifest   also (re)write manifest.json from the checked data
 
-The same script sits in every citizen-* set folder and works on the folder it lives in
-(docs/*.pdf + questions.jsonl). For each gold passage it opens the PDF with PyMuPDF and looks
+One script for every citizen-* set (docs/*.pdf + questions.jsonl in DATASET_DIR). For each gold passage it opens the PDF with PyMuPDF and looks
 for the passage in the text of ``page.get_text()`` (default mode): passage and pages
 lowercased, quotes and dashes unified, whitespace collapsed, the pages joined with one space
 so that a passage crossing a page break is found and gets the page where it starts.
@@ -35,7 +34,6 @@ from pathlib import Path
 
 import pymupdf
 
-HERE = Path(__file__).resolve().parent
 FORMAT = "policybot eval dataset v1"
 ANSWERABLE_CATEGORIES = {"everyday", "story", "short", "typo", "names_document"}
 UNANSWERABLE_CATEGORIES = {"near_miss", "out_of_scope"}
@@ -352,7 +350,7 @@ def check(root: Path, write_manifest: bool = False) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--manifest", action="store_true", help="also write manifest.json (only when there are no failures)")
-    ap.add_argument("root", nargs="?", default=str(HERE), help="dataset folder (default: the folder of this script)")
+    ap.add_argument("root", help="dataset folder (docs/*.pdf + questions.jsonl)")
     args = ap.parse_args()
     return check(Path(args.root), args.manifest)
 
