@@ -115,31 +115,11 @@ def test_question_answer_and_citation_in_browser(tmp_path):
     report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
     assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
 
-    port = free_port()
-    env = dict(
-        os.environ,
-        POLICYBOT_HOME=str(home),
-        POLICYBOT_MODELS_DIR=str(home / "models"),
-        POLICYBOT_PROFILE="lite",
-        OLLAMA_HOST=NO_OLLAMA,
-        HF_HUB_OFFLINE="1",
-        PYTHONUNBUFFERED="1",
-    )
-    log = tmp_path / "streamlit.log"
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true",
-        "--server.address", "127.0.0.1",
-        "--server.port", str(port),
-        "--browser.gatherUsageStats", "false",
-        # No file watcher: nothing is edited during the test, and watching the repo floods the log.
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    # The flags `make run` used to pass, on top of .streamlit/config.toml (they must agree).
+    # No file watcher: nothing is edited during the test, and watching the repo floods the log.
+    flags = ["--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    server, url, log = start_app(home, tmp_path, flags)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        wait_for_http(url, server, log)
         shot = tmp_path / "answer.png"
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
