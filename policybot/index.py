@@ -13,6 +13,7 @@ import re
 import shutil
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,27 @@ log = logging.getLogger(__name__)
 
 def collection_name(model: EmbeddingModel) -> str:
     return "policybot-" + re.sub(r"[^a-z0-9]+", "-", model.name.lower()).strip("-")
+
+
+def library_id(home: Path) -> str:
+    """A random id made once per library (HOME/library-id). On a Chroma server several libraries
+    share one namespace: the id keeps each library's collection its own."""
+    path = home / "library-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        home.mkdir(parents=True, exist_ok=True)
+        try:
+            with path.open("x") as out:  # exclusive: two processes starting at once agree on one id
+                out.write(uuid.uuid4().hex[:12])
+        except FileExistsError:
+            pass
+        return path.read_text().strip()
+
+
+def server_collection_name(model: EmbeddingModel, home: Path) -> str:
+    """The collection's name on a Chroma server: the model's collection, qualified by the library."""
+    return f"{collection_name(model)}-{library_id(home)}"
 
 
 _CLIENTS: dict[str, Any] = {}
@@ -160,8 +182,10 @@ class VectorStore:
     def collection(self) -> Any:
         if self._collection is None:
             client = chroma_client(self.settings)
+            # The registry and BM25 files keep the plain name; only the server's copy is qualified.
+            remote = server_collection_name(self.model, self.settings.home) if self.settings.chroma_url else self.name
             col = client.get_or_create_collection(
-                self.name,
+                remote,
                 embedding_function=ChromaEmbeddings(self.embedder),
                 configuration={"hnsw": {"space": "cosine"}},
                 metadata={"embedding_model": self.model.hf_id},

@@ -69,3 +69,17 @@ def test_unreachable_server_is_reported_with_the_fix(tmp_path):
     assert not index.ok and "chroma run" in index.fix
     outcome = bot.ingest([pdfs.simple_pdf(tmp_path / "a.pdf", ["Some cover text for the test."])]).outcomes[0]
     assert outcome.status == "failed" and outcome.error_kind == "index"
+
+
+def test_two_libraries_on_one_server_keep_their_own_documents(tmp_path, chroma_server):
+    """Two homes (say, two kiosks) pointed at one server: each library's vectors stay its own."""
+    first = PolicyBot(make_settings(tmp_path / "first", chroma_url=chroma_server))
+    second = PolicyBot(make_settings(tmp_path / "second", chroma_url=chroma_server))
+    assert not first.ingest([pdfs.sample_policy(tmp_path / "acme-home.pdf")]).failed
+    assert first.index.store.count() > 0
+    assert second.index.store.count() == 0  # the second library sees none of the first's vectors
+    assert second.documents().documents == []
+    # The id is made once per library and kept: reopening the first finds its vectors again.
+    again = PolicyBot(make_settings(tmp_path / "first", chroma_url=chroma_server))
+    assert again.index.store.count() == first.index.store.count()
+    assert (tmp_path / "first" / "library-id").read_text() != (tmp_path / "second" / "library-id").read_text()
