@@ -504,7 +504,7 @@ def idle_watch(bot: PolicyBot) -> None:
 def main() -> None:
     st.set_page_config(page_title="PolicyBot", page_icon="📄", layout="wide")
     state = session()
-    settings = Settings()
+    settings = Settings().for_serving()
     bot = load_bot(settings.model_dump_json())
 
     # Kiosk: a conversation left idle is cleared, and the admin locked, before the next person

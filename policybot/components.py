@@ -161,10 +161,11 @@ class Components:
     def _per_generation(self, name: str, build: Callable[[], T]) -> T:
         """Something derived from the whole library, rebuilt when documents come or go (the
         value of an earlier generation is dropped, so a long-running app does not pile them up)."""
-        key = f"{name}@{self.registry.generation(self.index.collection)}"
+        generation = f"@{self.registry.generation(self.index.collection)}"
+        key = name + generation
         if key not in self._built:
-            with self._lock:
-                for stale in [k for k in self._built if k.startswith(f"{name}@") and k != key]:
+            with self._lock:  # whatever an earlier generation derived (any name, any scope) is stale
+                for stale in [k for k in self._built if "@" in k and not k.endswith(generation)]:
                     del self._built[stale]
         return self._once(key, build)
 

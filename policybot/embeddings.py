@@ -30,6 +30,16 @@ def pick_device(preference: str) -> str:
         return "cpu"
 
 
+def apply_cpu_threads(settings: Settings) -> None:
+    """torch's CPU thread count is process-wide: set it before a model runs, when asked to."""
+    if settings.cpu_threads is None:
+        return
+    import torch
+
+    if torch.get_num_threads() != settings.cpu_threads:
+        torch.set_num_threads(settings.cpu_threads)
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model, loaded lazily by ``warm_up``."""
 
@@ -58,6 +68,7 @@ class Embedder:
             if not source.local:
                 log.info("downloading %s (first use)", source.path)
             device = pick_device(self.settings.device)
+            apply_cpu_threads(self.settings)
             # local_files_only: with the files here, no hub look-up (one costs ~70 s offline).
             self._st = SentenceTransformer(
                 source.path,

@@ -6,6 +6,8 @@ settings), documents from the ``Library``, answers from the ``AnswerPipeline``.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from policybot.schemas import DoctorReport
 
 __all__ = ["AlreadyDeleted", "PolicyBot", "PolicyBotError"]
+log = logging.getLogger(__name__)
 
 
 class PolicyBot:
@@ -45,6 +48,8 @@ class PolicyBot:
         self.components = Components(self.settings)
         self.library = Library(self.components)
         self._warmup = Warmup(self.warm_up)
+        # The background preparation after the latest ingest or delete, if any (see _after_change).
+        self.preparing: threading.Thread | None = None
 
     # --- what it is built from (for the CLI, doctor, evaluation and tests) ------------------
     @property
@@ -72,26 +77,59 @@ class PolicyBot:
         return self.components.library_lock
 
     def warm_up(self) -> None:
-        """Load the embedding model and the lexical index now rather than on first use."""
+        """Load the embedding model and the library's derived state now rather than on first use."""
         self.embedder.warm_up()
-        self.index.lexical_ready()
+        self._prepare_library()
 
     def warm_up_in_background(self) -> Warmup:
         """``warm_up`` in a background thread (started once); its state says when it is done."""
         return self._warmup.start()
 
+    def _prepare_library(self) -> None:
+        """What the first question after a change would otherwise build: the BM25 shards of this
+        generation and the library-wide calibration (60 probe searches, ~1 s at 50k chunks)."""
+        self.index.lexical_ready()
+        docs = self.index.documents()
+        if docs:
+            self.components.calibration(docs)
+
+    def _after_change(self) -> None:
+        """A serving process (one that warmed up in the background) prepares the changed library
+        in the background too; a one-shot CLI run has no next question to prepare for."""
+        if self._warmup.started:
+            self.preparing = threading.Thread(target=self._prepare_quietly, name="policybot-prepare", daemon=True)
+            self.preparing.start()
+
+    def _prepare_quietly(self) -> None:
+        try:
+            self._prepare_library()
+        except Exception:  # the next question builds the same state and reports what fails
+            log.exception("preparing the library after a change failed")
+
     # --- the library ------------------------------------------------------------------------
     def ingest(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:
-        return self.library.ingest(paths, progress)
+        try:
+            return self.library.ingest(paths, progress)
+        finally:
+            self._after_change()
 
     def ingest_file(self, path: Path, progress: ProgressFn | None = None, name: str | None = None) -> IngestOutcome:
-        return self.library.ingest_file(path, progress, name)
+        try:
+            return self.library.ingest_file(path, progress, name)
+        finally:
+            self._after_change()
 
     def ingest_upload(self, name: str, data: bytes, progress: ProgressFn | None = None) -> IngestOutcome:
-        return self.library.ingest_upload(name, data, progress)
+        try:
+            return self.library.ingest_upload(name, data, progress)
+        finally:
+            self._after_change()
 
     def delete(self, name: str, sha256: str | None = None) -> DeleteReport:
-        return self.library.delete(name, sha256)
+        try:
+            return self.library.delete(name, sha256)
+        finally:
+            self._after_change()
 
     def documents(self) -> DocumentList:
         return self.library.documents()

@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     )
     device: Literal["auto", "cpu", "cuda"] = "auto"
     embed_batch_size: int = Field(32, ge=1)
+    cpu_threads: int | None = Field(
+        None,
+        ge=1,
+        description="Threads torch uses on the CPU. None: torch's default (all cores) in the CLI, where "
+        "ingestion embeds large batches; 1 in the app, where sessions ask at once and each question is "
+        "one short input (eval/decisions/2026-11-24-cpu-threads.md).",
+    )
 
     # --- ingestion ----------------------------------------------------------------
     chunker: ChunkerName = "structure"
@@ -170,6 +177,10 @@ class Settings(BaseSettings):
         "http://127.0.0.1:11434",
         validation_alias=AliasChoices("POLICYBOT_OLLAMA_HOST", "OLLAMA_HOST", "ollama_host"),
     )
+
+    def for_serving(self) -> Settings:
+        """The app's settings: one torch thread per call unless the user chose a number."""
+        return self if self.cpu_threads is not None else self.model_copy(update={"cpu_threads": 1})
 
     @property
     def resolved_models_dir(self) -> Path:

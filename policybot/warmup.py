@@ -47,6 +47,10 @@ class Warmup:
             self._done.set()
 
     @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    @property
     def state(self) -> WarmupState:
         if not self._done.is_set():
             return "loading"

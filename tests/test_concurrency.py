@@ -66,3 +66,23 @@ def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
     bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     names_after = [k for k in bot.components._built if k.startswith("names@")]
     assert len(names_after) == 1 and names_after != names_before
+
+
+def test_a_serving_process_prepares_the_changed_library_in_the_background(tmp_path):
+    """After an ingest or a delete, the app's next question finds this generation's BM25 shards
+    and library-wide calibration built already; a one-shot CLI run builds nothing extra."""
+    cli = PolicyBot(make_settings(tmp_path / "cli", llm_mode="off"))
+    assert not cli.ingest([SAMPLE_POLICY]).failed
+    assert cli.preparing is None
+
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    bot.warm_up_in_background().wait(120)
+    for change in (lambda: bot.ingest([SAMPLE_POLICY]), lambda: bot.ingest([pdfs.sample_policy(tmp_path / "acme.pdf")]), lambda: bot.delete("acme.pdf")):
+        change()
+        assert bot.preparing is not None
+        bot.preparing.join(120)
+        generation = bot.registry.generation(bot.index.collection)
+        built = [k for k in bot.components._built if k.startswith("lexical-probes:")]
+        assert len(built) == 1 and built[0].endswith(f"@{generation}")  # this generation's, the old one dropped
+    answer = bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
+    assert answer.citations and [k for k in bot.components._built if k.startswith("lexical-probes:")] == built

@@ -249,3 +249,26 @@ def test_loading_a_local_model_changes_no_environment(tmp_path, monkeypatch):
     source = load_source(MINILM.hf_id, settings)
     assert source.local and "HF_HUB_OFFLINE" not in os.environ
     assert resolve_profile(settings).name == before == "paper"
+
+
+def test_the_app_serves_with_one_torch_thread_unless_the_user_chose(monkeypatch):
+    """Sessions ask at once: one thread per call (eval/decisions/2026-11-24-cpu-threads.md)."""
+    assert Settings().cpu_threads is None  # the CLI: torch's default, for large ingestion batches
+    assert Settings().for_serving().cpu_threads == 1
+    monkeypatch.setenv("POLICYBOT_CPU_THREADS", "2")
+    assert Settings().for_serving().cpu_threads == 2
+
+
+def test_the_embedder_applies_the_thread_count_when_it_loads(tmp_path):
+    import torch
+
+    from policybot.embeddings import Embedder
+
+    before = torch.get_num_threads()
+    try:
+        embedder = Embedder(MINILM, make_settings(tmp_path / "home", cpu_threads=1))
+        embedder.warm_up()
+        assert torch.get_num_threads() == 1
+        assert embedder.embed_query("flood cover").shape[0] == 384
+    finally:
+        torch.set_num_threads(before)
