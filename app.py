@@ -120,7 +120,7 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
     if not docs:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
     for d in docs:
-        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}")
+        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}{ocr_summary(d)}")
     known = st.session_state.get("scope_library")
     if known != names:  # the library changed: keep the choice, add new documents, drop deleted ones
         chosen = st.session_state.get("scope", names)
@@ -132,6 +132,29 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
         upload_box(bot)
         delete_box(bot, docs)
     return scope or names
+
+
+def ocr_summary(d: DocumentInfo) -> str:
+    """Which pages of a document were read by OCR, and which of them are flagged."""
+    if not d.ocr_pages:
+        return ""
+    pages = sorted(d.ocr_pages)
+    low = min(d.ocr_pages.values())
+    text = f" · {len(pages)} scanned page(s) read by OCR ({page_span(pages)}), confidence {low:.0f}–{max(d.ocr_pages.values()):.0f}%"
+    if d.ocr_flagged:
+        text += f" · ⚠ low confidence on page(s) {page_span(d.ocr_flagged)}: check them against the page images"
+    return escape_markdown(text)
+
+
+def page_span(pages: list[int]) -> str:
+    """1, 2, 3, 5 -> '1–3, 5'."""
+    runs: list[list[int]] = []
+    for page in pages:
+        if runs and page == runs[-1][-1] + 1:
+            runs[-1].append(page)
+        else:
+            runs.append([page])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def library_notice() -> None:
@@ -151,7 +174,7 @@ def upload_box(bot: PolicyBot) -> None:
 
         def on_progress(event, bar=bar) -> None:
             fraction = event.done / event.total if event.total else 1.0
-            label = {"read": "reading pages", "chunk": "chunked", "embed": "embedding passages", "save": "saving", "done": "done"}[event.stage]
+            label = {"read": "reading pages", "ocr": "reading scanned pages (OCR)", "chunk": "chunked", "embed": "embedding passages", "save": "saving", "done": "done"}[event.stage]
             bar.progress(min(fraction, 1.0), text=escape_markdown(f"{event.file}: {label} ({event.done}/{event.total})"))
 
         try:
@@ -266,8 +289,20 @@ def citation_title(c: Citation, refused: bool) -> str:
         extra += escape_markdown(f" · referenced by [{c.referenced_by[0]}] ({c.reference})")
     if c.same_text_in:
         extra += escape_markdown(f" · same text in: {'; '.join(c.same_text_in)}")
+    if c.ocr_confidence is not None:
+        extra += f" · OCR {c.ocr_confidence:.0f}%"
     score = "" if c.referenced_by else f" · score {c.score:.2f}"
     return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark}{extra}{score}"
+
+
+def ocr_note(c: Citation, floor: float) -> None:
+    """A passage read from a scanned page says so: OCR can misread a figure or a word."""
+    if c.ocr_confidence is None:
+        return
+    if c.ocr_confidence < floor:
+        st.warning(f"Text read by OCR with low confidence ({c.ocr_confidence:.0f}%, under {floor:.0f}%): it may be misread. Check it against the page image before relying on it.")
+    else:
+        st.caption(f"Text read by OCR, confidence {c.ocr_confidence:.0f}% — compare with the page image.")
 
 
 def render_citation(
@@ -279,6 +314,7 @@ def render_citation(
     every rerun, so images in earlier answers were rendered and sent again with each new question
     (turn 30 took 2.6 times as long as turn 10)."""
     with st.expander(title or citation_title(c, refused), expanded=expanded):
+        ocr_note(c, bot.settings.ocr.confidence_floor)
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
         if page_on_request and not st.toggle(f"Show page {c.page_start}", key=f"page-{key}"):
             return

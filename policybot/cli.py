@@ -26,7 +26,7 @@ app.add_typer(models_app, name="models")
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
 
-_STAGES = {"read": "reading pages", "chunk": "chunked", "embed": "embedding chunks", "save": "saving", "done": "done"}
+_STAGES = {"read": "reading pages", "ocr": "reading scanned pages (OCR)", "chunk": "chunked", "embed": "embedding chunks", "save": "saving", "done": "done"}
 
 
 def _settings(ctx: typer.Context) -> Settings:
@@ -145,12 +145,21 @@ def docs(
         out.print("No documents yet. Add some with: policybot ingest data/")
         return
     table = Table(title=f"Documents ({listing.embedding_model})")
-    for col in ("name", "title", "pages", "chunks", "sections", "tables", "model", "ingested"):
+    for col in ("name", "title", "pages", "chunks", "sections", "tables", "OCR", "model", "ingested"):
         table.add_column(col, overflow="fold")
     for d in listing.documents + listing.other_models:
         model = d.embedding_model.split("/")[-1] + ("" if d.embedding_model == listing.embedding_model else " (not searched)")
-        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), model, d.ingested_at)
+        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), _ocr_cell(d), model, d.ingested_at)
     out.print(table)
+
+
+def _ocr_cell(d: Any) -> str:
+    """'3 pages, 91-95%' (and the flagged pages) for a document with scanned pages."""
+    if not d.ocr_pages:
+        return ""
+    values = d.ocr_pages.values()
+    cell = f"{len(d.ocr_pages)} page(s), {min(values):.0f}-{max(values):.0f}%"
+    return cell + (f"; low on p. {', '.join(map(str, d.ocr_flagged))}" if d.ocr_flagged else "")
 
 
 @app.command()
@@ -305,6 +314,8 @@ def _print_answer(answer: Any, streamed: str) -> None:
             notes += f"  referenced by [{c.referenced_by[0]}] ({c.reference})"
         if c.same_text_in:
             notes += f"  same text in: {'; '.join(c.same_text_in)}"
+        if c.ocr_confidence is not None:
+            notes += f"  text read by OCR ({c.ocr_confidence:.0f}%): compare with the page"
         out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}{escape(notes)}", highlight=False)
     llm = answer.llm
     err.print(

@@ -24,6 +24,7 @@ from policybot.locks import LibraryLock
 from policybot.profiles import ResolvedProfile, resolve_profile
 from policybot.providers import LLMProvider
 from policybot.naming import NamedDocument, name_phrases, named_documents
+from policybot.ocr import TesseractOCR
 from policybot.query import section_matches
 from policybot.references import Glossary, ReferenceFollower, glossary_of
 from policybot.registry import DocumentRow, Registry, doc_of
@@ -108,6 +109,22 @@ class Components:
     def calibration_of_ids(self, doc_ids: Sequence[str]) -> Calibration:
         wanted = set(doc_ids)
         return self.calibration([d for d in self.index.documents() if d.doc_id in wanted])
+
+    @property
+    def ocr(self) -> TesseractOCR:
+        return self._once("ocr", lambda: TesseractOCR(self.settings.ocr))
+
+    def ocr_engine(self) -> TesseractOCR | None:
+        """The OCR engine when it is on and usable, else None (scanned pages are then reported)."""
+        if not self.settings.ocr.enabled:
+            return None
+        return self.ocr if self.ocr.health().usable else None
+
+    def ocr_fix(self) -> str:
+        """What to do so that scanned pages are read (for notes and messages)."""
+        if not self.settings.ocr.enabled:
+            return "OCR is turned off (POLICYBOT_OCR__ENABLED=false)"
+        return self.ocr.health().fix("policybot doctor")
 
     @property
     def feedback(self) -> FeedbackStore:

@@ -20,6 +20,7 @@ def run_checks(bot: PolicyBot, repair: bool = False, ollama_client: Any = None) 
     checks = _model_checks(bot.settings, resolved.profile)
     checks.append(_index_check(bot, repair))
     checks.append(_documents_check(bot))
+    checks.append(_ocr_check(bot))
     checks += _ollama_checks(bot.settings, resolved.profile, ollama_client)
     return DoctorReport(profile=resolved.name, profile_reason=resolved.reason, checks=checks)
 
@@ -51,6 +52,24 @@ def _model_checks(settings: Settings, profile: Profile) -> list[Check]:
         )
     )
     return checks
+
+
+def _ocr_check(bot: PolicyBot) -> Check:
+    """Optional: without OCR, scanned pages are reported and left out rather than read."""
+    ocr = bot.settings.ocr
+    if not ocr.enabled:
+        return Check(name="ocr", ok=True, required=False, detail="turned off (POLICYBOT_OCR__ENABLED=false): scanned pages are left out")
+    health = bot.components.ocr.health()
+    if not health.available:
+        return Check(name="ocr", ok=False, required=False, detail="Tesseract not found: scanned pages cannot be read", fix=health.fix("policybot doctor"))
+    installed = ", ".join(health.languages) or "none"
+    if health.missing:
+        return Check(
+            name="ocr", ok=False, required=False,
+            detail=f"{health.version}; language(s) {', '.join(health.missing)} not installed (installed: {installed})",
+            fix=health.fix("policybot doctor"),
+        )
+    return Check(name="ocr", ok=True, required=False, detail=f"{health.version}; reading {ocr.language} (installed: {installed})")
 
 
 def _documents_check(bot: PolicyBot) -> Check:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ from typing import Callable, Literal
 import pymupdf
 
 from policybot.errors import IngestError
+from policybot.ocr import INSTALL_HINT, OcrPage, TesseractOCR
 from policybot.sections import detect_sections
+from policybot.settings import OcrSettings
 
 # Running headers and footers ("PAGE 19 OF 30") are not content and break sentences across
 # pages. A line is taken for one only when it looks like one on every count: it sits in the
@@ -31,6 +34,13 @@ RUNNING_MAX_WORDS = 12
 RUNNING_MAX_CHARS = 80
 # The gap to the nearest body line, in heights of the line itself.
 RUNNING_MIN_GAP = 0.5
+# A page is a scan when images cover at least this share of it and it has (almost) no text: a
+# logo or a photo on a text page is not, a scanned sheet (edge to edge, or nearly) is.
+IMAGE_PAGE_SHARE = 0.5
+# Bold on a scanned page: its ink share over the page's usual one. Body lines of the scanned FEMA
+# Dwelling Form and the HomeShield sample reach 1.09 (1.16 with a bold run-in term), headings
+# start at 1.23: provisional, fitted on those two documents (eval/decisions/2026-11-24-ocr-engine.md).
+BOLD_INK_RATIO = 1.18
 # MuPDF's messages that mean a page's content could not be read as written.
 _DAMAGE = re.compile(r"cannot load|format error|syntax error|not a stream|premature end|page may not be correct|non-page object", re.I)
 # Keep ligature expansion (no PRESERVE_LIGATURES) so "ﬁre" is indexed as "fire".
@@ -68,9 +78,25 @@ class ParsedDocument:
     stripped_lines: int = 0  # running header/footer lines removed
     stripped_example: str = ""
     warnings: list[str] = field(default_factory=list)  # for the user: damage, repairs
+    ocr_pages: dict[int, float] = field(default_factory=dict)  # page -> OCR confidence (0-100)
+    ocr_unread: list[int] = field(default_factory=list)  # image-only pages left unread (no OCR)
+    ocr_seconds: float = 0.0
+
+    def low_confidence_pages(self, floor: float) -> list[int]:
+        return sorted(page for page, confidence in self.ocr_pages.items() if confidence < floor)
 
 
 ProgressFn = Callable[[int, int], None]  # (pages done, pages total)
+
+
+@dataclass
+class OcrPlan:
+    """How image-only pages are read: the engine (None: not at all) and its settings."""
+
+    engine: TesseractOCR | None
+    settings: OcrSettings
+    progress: ProgressFn | None = None  # (pages read, pages to read)
+    fix: str = INSTALL_HINT  # what makes OCR usable, when engine is None
 
 
 def sha256_of(path: Path) -> str:
@@ -226,11 +252,17 @@ def _title(doc: pymupdf.Document, outline_title: str | None, first_page: list[Li
         return meta
     text_lines = [ln for ln in first_page if ln.kind == "text" and 3 <= len(ln.text.strip()) <= 120]
     if text_lines:
-        body = sorted(ln.size for ln in text_lines)[len(text_lines) // 2]
-        biggest = max(text_lines, key=lambda ln: ln.size)
-        if biggest.size >= body + 2:
+        body = sorted(_title_size(ln) for ln in text_lines)[len(text_lines) // 2]
+        biggest = max(text_lines, key=_title_size)
+        if _title_size(biggest) >= body + 2:
             return re.sub(r"\s+", " ", biggest.text).strip()
     return path.stem.replace("_", " ").replace("-", " ").strip() or path.name
+
+
+def _title_size(line: Line) -> float:
+    """A line's font size; on a scanned page (size unknown) most of its height, enough to tell a
+    title (twice the body's height) from body text."""
+    return line.size if line.size or line.y0 < 0 else 0.8 * (line.y1 - line.y0)
 
 
 def quiet_mupdf() -> None:
@@ -257,13 +289,15 @@ def read_pdf(
     strip_running_headers: bool = True,
     max_mb: float = 100.0,
     progress: ProgressFn | None = None,
+    ocr: OcrPlan | None = None,
 ) -> ParsedDocument:
-    """Read every page of a PDF; raise ``IngestError`` if the file cannot be used."""
+    """Read every page of a PDF; raise ``IngestError`` if the file cannot be used. Pages with an
+    image and (almost) no text are read by ``ocr`` when given."""
     path = Path(path)
     check_file(path, max_mb)
     with _MESSAGES_LOCK:
         _mupdf_messages()  # drop what earlier work left behind
-        return _read_pdf(path, detect_tables, strip_running_headers, progress)
+        return _read_pdf(path, detect_tables, strip_running_headers, progress, ocr)
 
 
 @dataclass
@@ -274,20 +308,25 @@ class _Pages:
     heights: list[float]
     damaged: list[int]  # pages MuPDF read with errors
     tables: int
+    image_only: list[int] = field(default_factory=list)  # pages with an image and (almost) no text
+    ocr: list[OcrPage] = field(default_factory=list)
+    ocr_seconds: float = 0.0
 
 
-def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None) -> ParsedDocument:
+def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None, ocr: OcrPlan | None) -> ParsedDocument:
     with _open(path) as doc:
         repaired = bool(doc.is_repaired) or any(_DAMAGE.search(m) for m in _mupdf_messages())
         total = doc.page_count
-        pages = _read_pages(doc, path, detect_tables, progress)
+        pages = _read_pages(doc, path, detect_tables, progress, ocr.settings.min_chars if ocr else None)
+        if pages.image_only and ocr is not None and ocr.engine is not None:
+            _read_by_ocr(doc, pages, ocr)
         toc = doc.get_toc(simple=True)
         stripped, example = _drop_running_lines(pages.lines, pages.heights) if strip_running_headers else (0, "")
         # Judged after removing running headers: a scan with a printed footer is still a scan.
         empty_pages = [i + 1 for i, lines in enumerate(pages.lines) if not lines]
         broken = repaired or bool(pages.damaged)
         if len(empty_pages) == total:
-            raise _no_text(path, total, broken)
+            raise _no_text(path, total, broken, ocr, len(pages.image_only))
         lines = [line for page_lines in pages.lines for line in page_lines]
         result = detect_sections(lines, toc)
         for line, section in zip(lines, result.paths):
@@ -306,6 +345,9 @@ def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, prog
             stripped_lines=stripped,
             stripped_example=example,
             warnings=[_damage_warning(total, pages.damaged, empty_pages)] if broken else [],
+            ocr_pages={p.page: p.confidence for p in pages.ocr},
+            ocr_unread=[page for page in pages.image_only if page not in {p.page for p in pages.ocr}],
+            ocr_seconds=round(pages.ocr_seconds, 2),
         )
 
 
@@ -332,7 +374,9 @@ def _open(path: Path) -> pymupdf.Document:
     return doc
 
 
-def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress: ProgressFn | None) -> _Pages:
+def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress: ProgressFn | None, ocr_below: int | None) -> _Pages:
+    """Every page's text layer; pages with an image and fewer than ``ocr_below`` characters of
+    text (None: no OCR asked) are noted as image-only."""
     total = doc.page_count
     pages = _Pages([], [], [], 0)
     try:
@@ -341,6 +385,8 @@ def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress
             lines, n_tables = _page_lines(page, index + 1, detect_tables)
             if any(_DAMAGE.search(m) for m in _mupdf_messages()):
                 pages.damaged.append(index + 1)
+            if ocr_below is not None and sum(len(line.text.strip()) for line in lines) < max(ocr_below, 1) and _image_share(page) >= IMAGE_PAGE_SHARE:
+                pages.image_only.append(index + 1)  # a stamp or page number on it is read again by OCR
             pages.lines.append(lines)
             pages.heights.append(page.rect.height)
             pages.tables += n_tables
@@ -351,16 +397,64 @@ def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress
     return pages
 
 
-def _no_text(path: Path, total: int, broken: bool) -> IngestError:
+def _image_share(page: pymupdf.Page) -> float:
+    """The share of the page that images cover (overlaps counted twice: only a threshold)."""
+    area = abs(page.rect)
+    if not area or not page.get_images():
+        return 0.0
+    covered = sum(abs(pymupdf.Rect(info["bbox"]) & page.rect) for info in page.get_image_info())
+    return covered / area
+
+
+def _read_by_ocr(doc: pymupdf.Document, pages: _Pages, plan: OcrPlan) -> None:
+    """Read the image-only pages with the OCR engine, in parallel, and put their lines in place."""
+    assert plan.engine is not None
+    dpi = plan.settings.dpi
+    # Rendered one at a time here (PyMuPDF is not thread-safe) as the engine takes them.
+    images = ((page, doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("pgm")) for page in pages.image_only)
+    started = time.perf_counter()
+    read = plan.engine.read_pages(images, len(pages.image_only), dpi, plan.progress)
+    pages.ocr_seconds = time.perf_counter() - started
+    for result in read:
+        if result.lines:
+            pages.lines[result.page - 1] = _ocr_lines(result)
+            pages.ocr.append(result)
+
+
+def _ocr_lines(result: OcrPage) -> list[Line]:
+    """OCR lines as the page's lines, with bold told by ink: a line whose word boxes hold
+    BOLD_INK_RATIO times the page's usual share of dark pixels is set in bold (headings are
+    found by numbering plus bold or capitals, as on digital pages). Size stays 0: a line's pixel
+    height varies with its ascenders and descenders more than headings differ from body text."""
+    usual = _weighted_median([(line.ink, line.chars) for line in result.lines])
+    return [
+        Line(line.text, result.page, bold=usual > 0 and line.ink >= BOLD_INK_RATIO * usual, size=0.0, y0=line.y0, y1=line.y1, block=line.block)
+        for line in result.lines
+    ]
+
+
+def _weighted_median(values: list[tuple[float, int]]) -> float:
+    total = sum(weight for _, weight in values)
+    seen = 0
+    for value, weight in sorted(values):
+        seen += weight
+        if 2 * seen >= total:
+            return value
+    return 0.0
+
+
+def _no_text(path: Path, total: int, broken: bool, ocr: OcrPlan | None, scanned: int) -> IngestError:
     if broken:  # a truncated or garbled file is not a scan: OCR would not help
         return IngestError(
             "corrupt", f"{path.name}: damaged PDF: none of its {total} pages could be read (the file is truncated or broken); get a fresh copy of it", total
         )
-    return IngestError(
-        "scanned",
-        f"{path.name}: no extractable text on any of its {total} pages (a scan?); run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result",
-        total,
-    )
+    if ocr is not None and ocr.engine is None:
+        how = f"its pages need OCR: {ocr.fix}"
+    elif ocr is not None and scanned:
+        how = f"OCR found no words on its {scanned} scanned page(s) (blank, or too faint or small to read); a sharper scan (300 dpi) may help"
+    else:
+        how = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result"
+    return IngestError("scanned", f"{path.name}: no extractable text on any of its {total} pages (a scan?); {how}", total)
 
 
 def _damage_warning(total: int, damaged: list[int], empty_pages: list[int]) -> str:

@@ -23,7 +23,7 @@ from policybot.bands import encode_probes, probe_bank, probe_scores
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, IngestError, PolicyBotError
 from policybot.index import DocumentIndex
-from policybot.ingest import ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
+from policybot.ingest import OcrPlan, ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
 from policybot.llm import LLMUsage, load_prompt
 from policybot.pages import cached_render
 from policybot.profiles import EMBEDDING_MODELS, EmbeddingModel
@@ -38,7 +38,7 @@ class Progress:
     """A step of long-running work, for progress bars."""
 
     file: str
-    stage: Literal["read", "chunk", "embed", "save", "done"]
+    stage: Literal["read", "ocr", "chunk", "embed", "save", "done"]
     done: int
     total: int
 
@@ -86,7 +86,7 @@ class Library:
         mine: list[DocumentInfo] = []
         others: list[DocumentInfo] = []
         for row in c.registry.documents():
-            (mine if row.collection == current else others).append(document_info(row))
+            (mine if row.collection == current else others).append(document_info(row, self.settings.ocr.confidence_floor))
         return DocumentList(profile=c.profile.name, embedding_model=c.profile.profile.embedding.hf_id, documents=mine, other_models=others)
 
     def resolve_docs(self, names: Iterable[str] | None) -> list[DocumentRow]:
@@ -214,10 +214,12 @@ class Library:
         doc = self._store(prepared, same_name, progress)
         notes = [f"replaced the earlier version of {name}"] if same_name is not None else []
         parsed = prepared.parsed
-        if parsed.empty_pages:
-            notes.append(f"{len(parsed.empty_pages)} page(s) without text: {_page_list(parsed.empty_pages)}")
+        empty = [page for page in parsed.empty_pages if page not in parsed.ocr_unread]  # those get their own note
+        if empty:
+            notes.append(f"{len(empty)} page(s) without text: {_page_list(empty)}")
         if parsed.stripped_lines:
             notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
+        notes.extend(ocr_notes(parsed, self.settings.ocr.confidence_floor, self.components.ocr_fix()))
         return _outcome(path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=parsed)
 
     def _prepare(self, path: Path, name: str, sha: str, doc_id: str, started: float, progress: ProgressFn | None) -> _Prepared:
@@ -228,7 +230,15 @@ class Library:
             if progress:
                 progress(Progress(name, "read", done, total))
 
-        parsed = read_pdf(path, detect_tables=s.detect_tables, strip_running_headers=s.strip_running_headers, max_mb=s.max_file_mb, progress=on_page)
+        def on_ocr(done: int, total: int) -> None:
+            if progress:
+                progress(Progress(name, "ocr", done, total))
+
+        engine = self.components.ocr_engine()
+        plan = OcrPlan(engine, s.ocr, on_ocr, "" if engine else self.components.ocr_fix())
+        parsed = read_pdf(
+            path, detect_tables=s.detect_tables, strip_running_headers=s.strip_running_headers, max_mb=s.max_file_mb, progress=on_page, ocr=plan
+        )
         header = _header_fn(parsed) if s.contextual_header else (lambda section: "")
         chunks = self.components.chunker.run(parsed, header)
         if not chunks:
@@ -307,6 +317,7 @@ class Library:
             ingest_seconds=round(time.perf_counter() - p.started, 3),
             summary=self._summary(parsed),
             probes=self._probes(p.vectors),
+            ocr_pages=parsed.ocr_pages,
         )
 
     def _probes(self, vectors: np.ndarray) -> str:
@@ -376,7 +387,7 @@ def _page_list(pages: list[int]) -> str:
     return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
 
 
-def document_info(row: DocumentRow) -> DocumentInfo:
+def document_info(row: DocumentRow, ocr_floor: float) -> DocumentInfo:
     return DocumentInfo(
         name=row.name,
         title=row.title,
@@ -391,6 +402,8 @@ def document_info(row: DocumentRow) -> DocumentInfo:
         ingested_at=row.ingested_at,
         ingest_seconds=row.ingest_seconds,
         stored_path=row.stored_path,
+        ocr_pages=row.ocr_pages,
+        ocr_flagged=sorted(page for page, confidence in row.ocr_pages.items() if confidence < ocr_floor),
     )
 
 
@@ -400,3 +413,18 @@ def model_of(row: DocumentRow) -> EmbeddingModel:
         if model.hf_id == row.embedding_model:
             return model
     return EmbeddingModel(row.embedding_model, row.embedding_model, 512)
+
+
+def ocr_notes(parsed: ParsedDocument, floor: float, fix: str) -> list[str]:
+    """What the user should know about a document's scanned pages."""
+    notes = []
+    if parsed.ocr_pages:
+        mean = sum(parsed.ocr_pages.values()) / len(parsed.ocr_pages)
+        per_page = parsed.ocr_seconds / len(parsed.ocr_pages)
+        notes.append(f"{len(parsed.ocr_pages)} scanned page(s) read by OCR (confidence {mean:.0f}% on average, {per_page:.1f} s a page)")
+        low = parsed.low_confidence_pages(floor)
+        if low:
+            notes.append(f"low OCR confidence (under {floor:.0f}%) on page(s) {_page_list(low)}: answers citing them are marked; check them against the page images")
+    if parsed.ocr_unread:
+        notes.append(f"{len(parsed.ocr_unread)} scanned page(s) not read: {_page_list(parsed.ocr_unread)}; {fix}")
+    return notes

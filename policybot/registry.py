@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS documents (
     ingest_seconds REAL NOT NULL,
     summary TEXT,
     probes TEXT,
+    ocr_pages TEXT,
     PRIMARY KEY (collection, doc_id),
     UNIQUE (collection, name)
 );
@@ -112,6 +113,12 @@ class DocumentRow:
     ingest_seconds: float
     summary: str | None = None
     probes: str | None = None  # off-topic probe scores (JSON, see policybot.bands)
+    ocr_pages: dict[int, float] = field(default_factory=dict)  # page -> OCR confidence (0-100)
+
+    def ocr_confidence(self, first: int, last: int) -> float | None:
+        """The lowest OCR confidence among pages first..last, or None if none was OCR'd."""
+        found = [c for page, c in self.ocr_pages.items() if first <= page <= last]
+        return min(found) if found else None
 
 
 @dataclass
@@ -141,7 +148,7 @@ class Registry:
 
     def _migrate(self) -> None:
         """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
-        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT")):
+        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT"), ("documents", "ocr_pages", "TEXT")):
             if column not in {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}:
                 with self._lock:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
@@ -159,6 +166,7 @@ class Registry:
     def _doc(row: dict[str, Any]) -> DocumentRow:
         row = dict(row)
         row["empty_pages"] = json.loads(row["empty_pages"])
+        row["ocr_pages"] = {int(k): float(v) for k, v in json.loads(row.get("ocr_pages") or "{}").items()}
         return DocumentRow(**row)
 
     def documents(self, collection: str | None = None) -> list[DocumentRow]:
@@ -272,6 +280,7 @@ class Registry:
                     self._delete_rows(replaces.collection, replaces.doc_id)
                 row = dict(doc.__dict__)
                 row["empty_pages"] = json.dumps(doc.empty_pages)
+                row["ocr_pages"] = json.dumps(doc.ocr_pages) if doc.ocr_pages else None
                 cols = ",".join(row)
                 db.execute(f"INSERT INTO documents ({cols}) VALUES ({','.join('?' * len(row))})", list(row.values()))
                 db.executemany(

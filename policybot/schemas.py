@@ -72,6 +72,8 @@ class DocumentInfo(BaseModel):
     ingested_at: str
     ingest_seconds: float
     stored_path: str
+    ocr_pages: dict[int, float] = Field(default_factory=dict, description="Pages read by OCR and their confidence (0-100)")
+    ocr_flagged: list[int] = Field(default_factory=list, description="OCR'd pages under the confidence floor: check them against the page images")
 
 
 class DocumentList(BaseModel):
@@ -163,6 +165,7 @@ class Citation(BaseModel):
         default_factory=list, description="Added because these sources [n] point to it (a clause or a definition)"
     )
     reference: str | None = Field(None, description="What pointed here: 'clause 5.2' or 'definition of Escape of Water'")
+    ocr_confidence: float | None = Field(None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)")
 
     @property
     def label(self) -> str:

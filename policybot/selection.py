@@ -85,6 +85,7 @@ class Candidate:
             text=self.chunk.text,
             score=round(self.score, 4),
             same_text_in=[f"{s.doc.name}, {page_range(s.chunk.page_start, s.chunk.page_end)}" for s in self.siblings],
+            ocr_confidence=self.doc.ocr_confidence(self.chunk.page_start, self.chunk.page_end),
         )
 
 

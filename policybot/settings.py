@@ -42,6 +42,28 @@ class EvidenceSettings(BaseModel):
     max_rows: int = Field(24, ge=1, le=100, description="Most rows in an evidence table.")
 
 
+class OcrSettings(BaseModel):
+    """Reading image-only pages with Tesseract (eval/decisions/2026-11-24-ocr-engine.md).
+    Set as ``POLICYBOT_OCR__LANGUAGE=eng+fra`` or ``[ocr]`` in the TOML file."""
+
+    enabled: bool = Field(True, description="OCR pages that have an image but no text layer.")
+    language: str = Field("eng", description="Tesseract language codes joined by '+' (`policybot doctor` lists the installed ones).")
+    dpi: int = Field(300, ge=100, le=600, description="Resolution the page is rendered at for OCR.")
+    min_chars: int = Field(
+        100, ge=0,
+        description="A page mostly covered by images with fewer characters of text than this is read by OCR "
+        "(a scan with a stamped page number or file reference).",
+    )
+    # Provisional: measured on rasterised FEMA forms only (see the decision record); recalibrate
+    # with `python eval/bench_ocr.py --floor` on scans of your own documents.
+    confidence_floor: float = Field(
+        70.0, ge=0, le=100, description="Pages read with a lower mean word confidence (0-100) are flagged as unreliable."
+    )
+    workers: int | None = Field(None, ge=1, description="Pages read side by side (default: one per CPU core).")
+    tesseract_cmd: str = Field("tesseract", description="The Tesseract command (a name on PATH or a full path).")
+    page_timeout_s: float = Field(120.0, gt=0, description="Longest time one page may take.")
+
+
 class Settings(BaseSettings):
     """Typed settings for every PolicyBot component."""
 
@@ -98,6 +120,7 @@ class Settings(BaseSettings):
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)
+    ocr: OcrSettings = Field(default_factory=OcrSettings)
 
     # --- retrieval ----------------------------------------------------------------
     search_k: int = Field(10, ge=1)

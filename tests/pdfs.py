@@ -234,3 +234,18 @@ def hostile_markdown_pdf(path: Path, tracker: str = "http://127.0.0.1:8999") -> 
     ``tracker`` is where its planted images point."""
     text = HOSTILE_TEXT.format(tracker=tracker)
     return simple_pdf(path, [text, "Ponds must be fenced to qualify for this cover."], heading="Section 1 Garden ponds")
+
+
+def scan_of(src: Path, out: Path, pages: set[int] | None = None, dpi: int = 200) -> Path:
+    """``src`` with the chosen pages (1-based; all when None) replaced by a picture of themselves:
+    image-only pages whose true text is known, as a scanner would return them."""
+    with pymupdf.open(src) as doc, pymupdf.open() as scan:
+        for index, page in enumerate(doc):
+            if pages is not None and index + 1 not in pages:
+                scan.insert_pdf(doc, from_page=index, to_page=index)
+                continue
+            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+            target = scan.new_page(width=page.rect.width, height=page.rect.height)
+            target.insert_image(target.rect, pixmap=pix)
+        scan.save(out)
+    return out
