@@ -9,7 +9,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: run test browser install install-dev ingest eval sample-pdf clean
+.PHONY: run test browser ocr install install-dev ingest eval sample-pdf clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed-app
 install: $(VENV)/.installed-app
 install-dev: $(VENV)/.installed-dev
 
-ingest: install
+ingest: install ocr
 	$(BIN)/policybot ingest data/
 
 run: ingest
@@ -51,8 +51,22 @@ browser:
 		echo "note: chromium not found and apt-get unavailable (or not root); tests/test_app_browser.py will skip"; \
 	fi
 
+# Scanned pages are read by Debian's Tesseract (eval/decisions/2026-11-24-ocr-engine.md).
+# Installed with apt-get when we are root and can; otherwise a note: scanned pages are then
+# reported and left out, and `policybot doctor` says what to install.
+ocr:
+	@if command -v tesseract >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Tesseract OCR (English) for scanned PDFs"; \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng ) \
+			|| echo "note: apt-get could not install tesseract-ocr; scanned pages will be left out (see policybot doctor)"; \
+	else \
+		echo "note: tesseract not found; to read scanned PDFs: sudo apt-get install tesseract-ocr"; \
+	fi
+
 # The type checker first (strict on the pipeline's stages; see pyproject.toml), then the tests.
-test: install-dev browser
+test: install-dev browser ocr
 	$(BIN)/mypy
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 

@@ -73,8 +73,32 @@ def read_scan(scan: Path, digital: Path, dpi: int) -> dict:
         "mean_confidence": round(statistics.fmean(parsed.ocr_pages.values()), 1) if parsed.ocr_pages else None,
         "min_confidence": min(parsed.ocr_pages.values()) if parsed.ocr_pages else None,
         "cer_mean": round(statistics.fmean(pages.values()), 4), "cer_median": round(statistics.median(pages.values()), 4),
-        "cer_max": max(pages.values()), "cer_per_page": pages, "sections": parsed.sections_found, "title": parsed.title,
+        "cer_max": max(pages.values()), "cer_per_page": pages, "confidence_per_page": parsed.ocr_pages, "sections": parsed.sections_found, "title": parsed.title,
     }
+
+
+# Scans from good to unreadable, for the confidence floor: (dpi, noise).
+DEGRADATIONS = [(300, 12), (150, 12), (100, 12), (300, 40), (150, 40), (100, 40), (300, 70), (150, 70), (100, 70), (75, 40), (75, 70)]
+FLOOR_PAGES = {5, 10, 20}
+FLOOR_CER = 0.10  # a page whose OCR gets more than one character in ten wrong is not clean text
+
+
+def floor_calibration(out: Path) -> dict:
+    """Page confidence against CER over degraded scans; the floor is the confidence above which
+    every page had CER <= FLOOR_CER (the highest confidence of a page worse than that)."""
+    import make_scan
+
+    digital = SET / "docs" / SCANNED
+    points = []
+    for dpi, noise in DEGRADATIONS:
+        scan = make_scan.make_scan(digital, out / f"degraded-{dpi}-{noise}.pdf", dpi=dpi, noise=noise, pages=FLOOR_PAGES)
+        read = read_scan(scan, digital, dpi)
+        for page in sorted(FLOOR_PAGES):
+            points.append({"dpi": dpi, "noise": noise, "page": page, "cer": read["cer_per_page"][page], "confidence": read["confidence_per_page"].get(page)})
+        print(dpi, noise, [(p["page"], p["confidence"], p["cer"]) for p in points[-len(FLOOR_PAGES):]], flush=True)
+    bad = [p["confidence"] or 0.0 for p in points if p["cer"] > FLOOR_CER]
+    good = [p["confidence"] or 0.0 for p in points if p["cer"] <= FLOOR_CER]
+    return {"points": points, "floor": max(bad) if bad else None, "lowest_good": min(good) if good else None, "max_cer": FLOOR_CER}
 
 
 def dataset(folder: Path, scan: Path | None) -> Path:
@@ -102,7 +126,7 @@ def retrieval(folder: Path, out: Path, cache: Path) -> dict:
 
     def scores(subset: list[dict]) -> dict:
         metrics = summarize(subset)["retrieval"]
-        return {"questions": sum(1 for r in subset if r["answerable"]), "R@1": metrics.get("hit_rate@1"), "R@5": metrics.get("hit_rate@5"), "MRR@10": metrics.get("mrr@10")}
+        return {"questions": sum(1 for r in subset if r["answerable"]), "R@1": metrics.get("R@1"), "R@5": metrics.get("R@5"), "MRR@10": metrics.get("mrr@10")}
 
     return {"all": scores(rows), "dwelling_form": scores(dwelling), "ingestion_seconds": result["ingestion"]["seconds"]}
 
@@ -112,6 +136,7 @@ def main() -> None:
     ap.add_argument("--dpi", type=int, nargs="+", default=[200, 300])
     ap.add_argument("--out", type=Path, default=Path("/tmp/policybot-ocr-bench"))
     ap.add_argument("--no-eval", action="store_true", help="only OCR speed and CER")
+    ap.add_argument("--floor", action="store_true", help="calibrate the confidence floor on degraded scans instead")
     args = ap.parse_args()
     if not SET.is_dir():
         sys.exit(f"{SET} not found: the nfip-flood set lives in ../shared/eval-data")
@@ -122,6 +147,11 @@ def main() -> None:
     import make_scan
 
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.floor:
+        floor = floor_calibration(args.out)
+        (args.out / "ocr-floor.json").write_text(json.dumps(floor, indent=1))
+        print(f"floor {floor['floor']} (lowest confidence of a page with CER <= {FLOOR_CER}: {floor['lowest_good']}); wrote {args.out / 'ocr-floor.json'}")
+        return
     digital = SET / "docs" / SCANNED
     report: dict = {"scans": [], "retrieval": {}}
     if not args.no_eval:

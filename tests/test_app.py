@@ -650,3 +650,27 @@ def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):
         time.sleep(0.2)
     assert not any("Loading the models" in i.value for i in at.info)
     assert not at.exception
+
+
+# --- scanned documents (issue 13) -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(__import__("shutil").which("tesseract") is None, reason="tesseract is not installed (`make` installs it as root)")
+def test_a_scanned_document_is_listed_with_its_ocr_pages_and_cited_with_a_note(monkeypatch, tmp_path):
+    scan = pdfs.scan_of(pdfs.sample_policy(tmp_path / "acme.pdf"), tmp_path / "acme-scan.pdf")
+    home = small_home(tmp_path, scan)
+    use_home(monkeypatch, home, POLICYBOT_OCR__CONFIDENCE_FLOOR="99.9")  # every page under the floor
+    at = start()
+    [listing] = library_captions(at)
+    assert "5 scanned page(s) read by OCR (1–5)" in shown(listing) and "low confidence on page(s) 1–5" in shown(listing)
+    at = ask(at, "Who counts as an insured person?")
+    [assistant] = messages(at, "assistant")
+    first = assistant.expander[0]
+    assert " · OCR " in first.label
+    [warning] = first.warning
+    assert warning.value.startswith("Text read by OCR with low confidence") and "under 100%" in warning.value
+
+    monkeypatch.delenv("POLICYBOT_OCR__CONFIDENCE_FLOOR")  # the default floor: the same page is only noted
+    at = ask(start(), "Who counts as an insured person?")
+    first = messages(at, "assistant")[0].expander[0]
+    assert not first.warning and any(c.value.startswith("Text read by OCR, confidence") for c in first.caption)
