@@ -50,7 +50,8 @@ def cer(ocr: str, truth: str) -> float:
 
 
 def read_scan(scan: Path, digital: Path, dpi: int) -> dict:
-    """OCR the scan as ingestion does; CER per page against the digital text layer."""
+    """OCR the scan as ingestion does, rendering at ``dpi`` (the scan's own resolution, or the
+    default 300 for scans coarser than OCR needs); CER per page against the digital text layer."""
     import pymupdf
 
     from policybot.ingest import OcrPlan, read_pdf
@@ -92,7 +93,7 @@ def floor_calibration(out: Path) -> dict:
     points = []
     for dpi, noise in DEGRADATIONS:
         scan = make_scan.make_scan(digital, out / f"degraded-{dpi}-{noise}.pdf", dpi=dpi, noise=noise, pages=FLOOR_PAGES)
-        read = read_scan(scan, digital, dpi)
+        read = read_scan(scan, digital, 300)  # the default OCR resolution, whatever the scan's
         for page in sorted(FLOOR_PAGES):
             points.append({"dpi": dpi, "noise": noise, "page": page, "cer": read["cer_per_page"][page], "confidence": read["confidence_per_page"].get(page)})
         print(dpi, noise, [(p["page"], p["confidence"], p["cer"]) for p in points[-len(FLOOR_PAGES):]], flush=True)

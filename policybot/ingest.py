@@ -19,7 +19,7 @@ from typing import Callable, Literal
 import pymupdf
 
 from policybot.errors import IngestError
-from policybot.ocr import INSTALL_HINT, OcrPage, TesseractOCR
+from policybot.ocr import INSTALL_HINT, OcrPage, TesseractOCR, attach_markers, roman_heading
 from policybot.sections import detect_sections
 from policybot.settings import OcrSettings
 
@@ -419,6 +419,18 @@ def _read_by_ocr(doc: pymupdf.Document, pages: _Pages, plan: OcrPlan) -> None:
         if result.lines:
             pages.lines[result.page - 1] = _ocr_lines(result)
             pages.ocr.append(result)
+    _first_roman_heading([pages.lines[r.page - 1] for r in pages.ocr])
+
+
+def _first_roman_heading(pages: list[list[Line]]) -> None:
+    """"1. AGREEMENT" is "I. AGREEMENT" misread when the document's other capitalised headings
+    are numbered II., III., …: then it heads the same level, not a level of its own."""
+    lines = [line for page in pages for line in page]
+    if not any(re.match(r"II\.\s+[A-Z]{3}", line.text) for line in lines):
+        return
+    for line in lines:
+        if re.fullmatch(r"1\.\s+[A-Z][A-Z ,'&-]{2,}", line.text):
+            line.text = "I." + line.text[2:]
 
 
 def _ocr_lines(result: OcrPage) -> list[Line]:
@@ -428,8 +440,8 @@ def _ocr_lines(result: OcrPage) -> list[Line]:
     height varies with its ascenders and descenders more than headings differ from body text."""
     usual = _weighted_median([(line.ink, line.chars) for line in result.lines])
     return [
-        Line(line.text, result.page, bold=usual > 0 and line.ink >= BOLD_INK_RATIO * usual, size=0.0, y0=line.y0, y1=line.y1, block=line.block)
-        for line in result.lines
+        Line(roman_heading(line.text), result.page, bold=usual > 0 and line.ink >= BOLD_INK_RATIO * usual, size=0.0, y0=line.y0, y1=line.y1, block=line.block)
+        for line in attach_markers(result.lines)
     ]
 
 

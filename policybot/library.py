@@ -219,7 +219,8 @@ class Library:
             notes.append(f"{len(empty)} page(s) without text: {_page_list(empty)}")
         if parsed.stripped_lines:
             notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
-        notes.extend(ocr_notes(parsed, self.settings.ocr.confidence_floor, self.components.ocr_fix()))
+        unread_why = self.components.ocr_fix() if self.components.ocr_engine() is None else "OCR found no words on them (blank, or too faint or noisy to read)"
+        notes.extend(ocr_notes(parsed, self.settings.ocr.confidence_floor, unread_why))
         return _outcome(path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=parsed)
 
     def _prepare(self, path: Path, name: str, sha: str, doc_id: str, started: float, progress: ProgressFn | None) -> _Prepared:

@@ -48,6 +48,7 @@ class OcrLine:
     confidence: float  # 0-100, the mean of its words' confidences, weighted by their length
     chars: int
     ink: float = 0.0  # share of dark pixels inside its word boxes: bold text has more
+    words: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)  # in points
 
 
     @property
@@ -114,9 +115,54 @@ def parse_tsv(tsv: str, scale: float, dark: np.ndarray | None = None) -> list[Oc
                 confidence=round(sum(c * len(w) for w, c, _ in ws) / chars, 1),
                 chars=chars,
                 ink=ink,
+                words=[(w, (b[0] * scale, b[1] * scale, b[2] * scale, b[3] * scale)) for w, _, b in ws],
             )
         )
     return lines
+
+
+# A list marker standing alone: "12.", "(b)", "iv)", "3:" (OCR reads a dot as a colon or comma).
+_MARKER = re.compile(r"\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.):,;]\)?")
+# A Roman numeral as OCR misreads it (I as l, 1, i or |; "Vil." for "VII."), before a capitalised heading.
+_ROMAN_OCR = re.compile(r"^([IVXl1i|v]{1,5})([.)])(\s+[A-Z])")
+
+
+def attach_markers(lines: list[OcrLine]) -> list[OcrLine]:
+    """Put list numbers back on their items. Tesseract often reads a column of hanging numbers
+    ("20.", "21.") as a block of its own, away from the text they number; left so, they become
+    chunks of bare numbers and the items lose their clause numbers. Each marker word goes to the
+    line that starts just right of it at the same height."""
+    kept: list[OcrLine] = []
+    markers: list[tuple[str, tuple[float, float, float, float]]] = []
+    for line in lines:
+        if line.words and all(_MARKER.fullmatch(w) for w, _ in line.words):
+            markers.extend(line.words)
+        else:
+            kept.append(line)
+    for text, (x0, y0, x1, y1) in markers:
+        middle, height = (y0 + y1) / 2, max(y1 - y0, 1.0)
+        beside = [ln for ln in kept if ln.x0 >= x1 - height and ln.x0 - x1 <= 6 * height and abs((ln.y0 + ln.y1) / 2 - middle) <= 0.6 * max(ln.y1 - ln.y0, height)]
+        if not beside:
+            kept.append(OcrLine(text, x0, y0, x1, y1, -1, 0.0, len(text), 0.0, [(text, (x0, y0, x1, y1))]))
+            continue
+        target = min(beside, key=lambda ln: ln.x0 - x1)
+        target.text = f"{text} {target.text}"
+        target.x0 = x0
+        target.words.insert(0, (text, (x0, y0, x1, y1)))
+    return kept
+
+
+def roman_heading(text: str) -> str:
+    """A heading's Roman numeral as printed: "Il. DEFINITIONS" -> "II. DEFINITIONS", "Vil." -> "VII."
+    (only numerals that mix in an I, V or X, so "1. AGREEMENT" and "i) the" are left alone)."""
+    m = _ROMAN_OCR.match(text)
+    if not m or not re.search(r"[IVX]", m.group(1)) or m.group(1).isdigit():
+        return text
+    letters = [c for c in text[m.end(2):] if c.isalpha()]
+    if len(letters) < 4 or not all(c.isupper() for c in letters):  # headings like these are in capitals
+        return text
+    numeral = m.group(1).translate(str.maketrans({"l": "I", "1": "I", "i": "I", "|": "I", "v": "V"}))
+    return numeral + text[m.end(1):]
 
 
 def _ink_share(dark: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float:

@@ -236,15 +236,23 @@ def hostile_markdown_pdf(path: Path, tracker: str = "http://127.0.0.1:8999") -> 
     return simple_pdf(path, [text, "Ponds must be fenced to qualify for this cover."], heading="Section 1 Garden ponds")
 
 
-def scan_of(src: Path, out: Path, pages: set[int] | None = None, dpi: int = 200) -> Path:
+def scan_of(src: Path, out: Path, pages: set[int] | None = None, dpi: int = 200, noise: float = 0.0) -> Path:
     """``src`` with the chosen pages (1-based; all when None) replaced by a picture of themselves:
-    image-only pages whose true text is known, as a scanner would return them."""
+    image-only pages whose true text is known, as a scanner would return them (``noise``: the
+    standard deviation of grey-level noise added, seeded)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
     with pymupdf.open(src) as doc, pymupdf.open() as scan:
         for index, page in enumerate(doc):
             if pages is not None and index + 1 not in pages:
                 scan.insert_pdf(doc, from_page=index, to_page=index)
                 continue
             pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+            if noise:
+                grey = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width).astype(np.float32)
+                noisy = np.clip(grey + rng.normal(0.0, noise, grey.shape), 0, 255).astype(np.uint8)
+                pix = pymupdf.Pixmap(pymupdf.csGRAY, pix.width, pix.height, noisy.tobytes(), 0)
             target = scan.new_page(width=page.rect.width, height=page.rect.height)
             target.insert_image(target.rect, pixmap=pix)
         scan.save(out)

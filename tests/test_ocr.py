@@ -167,3 +167,44 @@ def _plan(settings: OcrSettings):
     from policybot.ingest import OcrPlan
 
     return OcrPlan(TesseractOCR(settings), settings)
+
+
+def test_hanging_list_numbers_go_back_to_their_items():
+    """Tesseract reads a column of clause numbers as a block of its own ("20." "21." stacked);
+    each goes back to the line beside it, so items keep their numbers and no chunk is bare numbers."""
+    from policybot.ocr import OcrLine, attach_markers
+
+    def line(text, x0, y0, block, words=None):
+        return OcrLine(text, x0, y0, x0 + 200, y0 + 10, block, 95.0, len(text), 0.1, words or [(text, (x0, y0, x0 + 200, y0 + 10))])
+
+    numbers = line("20. 21.", 50, 100, 1, [("20.", (50, 100, 62, 110)), ("21.", (50, 130, 62, 140))])
+    first, second = line("Policy. The entire written contract", 70, 100, 2), line("Pollution damage means", 70, 131, 2)
+    far = line("Unrelated text in the other column", 400, 100, 3)
+    merged = attach_markers([numbers, first, second, far])
+    assert [ln.text for ln in merged] == ["20. Policy. The entire written contract", "21. Pollution damage means", "Unrelated text in the other column"]
+    assert merged[0].x0 == 50
+
+
+@pytest.mark.parametrize(
+    "read, printed",
+    [("Il. DEFINITIONS", "II. DEFINITIONS"), ("Ill. PROPERTY INSURED", "III. PROPERTY INSURED"), ("Vi. DEDUCTIBLES", "VI. DEDUCTIBLES"),
+     ("Vil. GENERAL CONDITIONS", "VII. GENERAL CONDITIONS"), ("1. AGREEMENT", "1. AGREEMENT"), ("i) the first item", "i) the first item"),
+     ("Il. Lower case text", "Il. Lower case text")],
+)
+def test_roman_numerals_misread_by_ocr_are_restored_on_capitalised_headings(read, printed):
+    from policybot.ocr import roman_heading
+
+    assert roman_heading(read) == printed
+
+
+@needs_tesseract
+def test_a_poor_scan_is_flagged_at_the_default_floor(tmp_path):
+    """A page scanned at 100 dpi with heavy noise (the calibration's unreadable kind) is read,
+    scores under the default floor, and is flagged; the clean digital pages are not OCR'd at all."""
+    poor = pdfs.scan_of(pdfs.sample_policy(tmp_path / "acme.pdf"), tmp_path / "poor.pdf", pages={2}, dpi=100, noise=45)
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    outcome = bot.ingest_file(poor)
+    [doc] = bot.documents().documents
+    assert list(doc.ocr_pages) == [2]  # some words are read (52% with Tesseract 5.3), badly
+    assert doc.ocr_pages[2] < bot.settings.ocr.confidence_floor and doc.ocr_flagged == [2]
+    assert "low OCR confidence (under 80%) on page(s) 2" in outcome.message
