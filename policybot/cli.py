@@ -182,7 +182,8 @@ def search(
         _print_json(response)
         return
     for hit in response.hits:
-        out.print(f"[bold]{hit.rank}. {hit.citation}[/bold]  score {hit.score:.4f}", highlight=False)
+        ocr = f"  text read by OCR ({hit.ocr_confidence:.0f}%)" if hit.ocr_confidence is not None else ""
+        out.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold]  score {hit.score:.4f}{ocr}", highlight=False)
         snippet = " ".join(hit.text.split())
         out.print(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}", highlight=False)
     err.print(f"{len(response.hits)} passages in {response.seconds:.2f} s ({response.profile} profile)", highlight=False)

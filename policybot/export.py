@@ -124,6 +124,7 @@ def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
                 "why": row.why,
                 "same_text_in": "; ".join(c.same_text_in),
                 "found_by": row.found_by,
+                "ocr_confidence": c.ocr_confidence,
             }
         )
     return out

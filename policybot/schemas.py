@@ -107,6 +107,7 @@ class SearchHit(BaseModel):
     lexical_score: float | None = Field(None, description="BM25 score")
     kind: str = "text"
     text: str
+    ocr_confidence: float | None = Field(None, description="Read by OCR from a scanned page: its lowest page confidence (0-100)")
 
     @property
     def citation(self) -> str:

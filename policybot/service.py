@@ -262,6 +262,7 @@ def _hit(rank: int, fused: Fused, row: ChunkRow, doc: DocumentRow) -> SearchHit:
         lexical_score=_round(fused.scores.get(lexical)),
         kind=row.kind,
         text=row.text,
+        ocr_confidence=doc.ocr_confidence(row.page_start, row.page_end),
     )
 
 

@@ -6,6 +6,7 @@ as root); those about its absence always run, with a command name that does not 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -208,3 +209,19 @@ def test_a_poor_scan_is_flagged_at_the_default_floor(tmp_path):
     assert list(doc.ocr_pages) == [2]  # some words are read (52% with Tesseract 5.3), badly
     assert doc.ocr_pages[2] < bot.settings.ocr.confidence_floor and doc.ocr_flagged == [2]
     assert "low OCR confidence (under 80%) on page(s) 2" in outcome.message
+
+
+@needs_tesseract
+def test_the_cli_lists_and_cites_scanned_pages(tmp_path, scanned_policy):
+    from tests.test_cli import plain, run
+
+    home = tmp_path / "home"
+    ingest = run(home, "ingest", str(scanned_policy))
+    assert ingest.exit_code == 0 and "5 scanned page(s) read by OCR" in plain(ingest.output)
+    listing = json.loads(run(home, "docs", "--json").output)["documents"][0]
+    assert sorted(map(int, listing["ocr_pages"])) == [1, 2, 3, 4, 5] and listing["ocr_flagged"] == []
+    assert "OCR" in plain(run(home, "docs").output)  # the table's column
+    found = plain(run(home, "search", "cancel within fourteen days").output)
+    assert "text read by OCR (" in found
+    answer = plain(run(home, "ask", "Who counts as an insured person?", "--no-llm").output)
+    assert "text read by OCR (" in answer and "compare with the page" in answer
