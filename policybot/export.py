@@ -102,7 +102,7 @@ def conversation_json(items: list[tuple[str, Answer]]) -> str:
 
 
 # --- evidence tables ---------------------------------------------------------------------------
-EVIDENCE_COLUMNS = ["n", "document", "section", "pages", "role", "quote", "quote_start", "quote_end", "verified", "why", "same_text_in", "found_by"]
+EVIDENCE_COLUMNS = ["n", "document", "section", "pages", "role", "quote", "quote_start", "quote_end", "verified", "why", "same_text_in", "found_by", "ocr_confidence"]
 
 
 def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:

@@ -161,7 +161,7 @@ def roman_heading(text: str) -> str:
     letters = [c for c in text[m.end(2):] if c.isalpha()]
     if len(letters) < 4 or not all(c.isupper() for c in letters):  # headings like these are in capitals
         return text
-    numeral = m.group(1).translate(str.maketrans({"l": "I", "1": "I", "i": "I", "|": "I", "v": "V"}))
+    numeral = m.group(1).translate(str.maketrans("l1i|v", "IIIIV"))
     return numeral + text[m.end(1):]
 
 

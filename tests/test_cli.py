@@ -164,7 +164,8 @@ def test_docs_table(library):
     assert cells[0] == "acme-home.pdf"
     assert cells[1] == "Acme Home Insurance Policy"
     assert cells[2] == "5"
-    assert cells[6] == "all-MiniLM-L6-v2"
+    assert cells[6] == ""  # OCR: no scanned pages
+    assert cells[7] == "all-MiniLM-L6-v2"
 
 
 def test_docs_json(library):
