@@ -120,7 +120,7 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
     if not docs:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
     for d in docs:
-        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}{ocr_summary(d)}")
+        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}{' · effective ' + d.effective_date if d.effective_date else ''}{ocr_summary(d)}")
     known = st.session_state.get("scope_library")
     if known != names:  # the library changed: keep the choice, add new documents, drop deleted ones
         chosen = st.session_state.get("scope", names)

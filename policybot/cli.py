@@ -75,10 +75,14 @@ def ingest(
     ctx: typer.Context,
     paths: List[Path] = typer.Argument(..., help="PDF files or folders (searched recursively for *.pdf)."),
     as_json: bool = typer.Option(False, "--json", help="Print the IngestReport as JSON."),
+    effective: Optional[str] = typer.Option(
+        None, "--effective", metavar="YYYY-MM-DD", help="The date these documents' edition takes effect (else read from each document where it states one)."
+    ),
 ) -> None:
     """Add PDFs to the library. Unchanged files are skipped; changed ones replace their old version."""
     from policybot.library import expand_paths
 
+    when = _iso_date(effective, "--effective") if effective else None
     bot = _service(ctx)
     files = expand_paths(paths)
     if not files:
@@ -100,6 +104,8 @@ def ingest(
                 bar.advance(overall)
 
         report = bot.ingest(files, progress=on_progress)
+    if when is not None:
+        _set_effective(bot, report, when)
     if as_json:
         _print_json(report)
     else:
@@ -145,12 +151,30 @@ def docs(
         out.print("No documents yet. Add some with: policybot ingest data/")
         return
     table = Table(title=f"Documents ({listing.embedding_model})")
-    for col in ("name", "title", "pages", "chunks", "sections", "tables", "OCR", "model", "ingested"):
+    for col in ("name", "title", "pages", "chunks", "sections", "tables", "OCR", "model", "ingested", "effective"):
         table.add_column(col, overflow="fold")
     for d in listing.documents + listing.other_models:
         model = d.embedding_model.split("/")[-1] + ("" if d.embedding_model == listing.embedding_model else " (not searched)")
-        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), _ocr_cell(d), model, d.ingested_at)
+        when = f"{d.effective_date}{' (by hand)' if d.effective_source == 'user' else ''}" if d.effective_date else ""
+        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), _ocr_cell(d), model, d.ingested_at, when)
     out.print(table)
+
+
+def _iso_date(text: str, option: str) -> Any:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        _fail(f"{option}: '{text}' is not a date; write it as YYYY-MM-DD, e.g. 2024-04-01")
+
+
+def _set_effective(bot: Any, report: Any, when: Any) -> None:
+    """--effective: the user's date for every document this run ingested or found unchanged."""
+    for outcome in report.outcomes:
+        if outcome.status != "failed":
+            info = bot.set_effective(outcome.name, when)
+            outcome.message = "; ".join(m for m in (outcome.message, f"effective {info.effective_date} (set by hand)") if m)
 
 
 def _ocr_cell(d: Any) -> str:

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Literal
 
@@ -23,6 +23,7 @@ from policybot.bands import encode_probes, probe_bank, probe_scores
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, IngestError, PolicyBotError
 from policybot.index import DocumentIndex
+from policybot.editions import effective_date
 from policybot.ingest import OcrPlan, ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
 from policybot.llm import LLMUsage, load_prompt
 from policybot.pages import cached_render
@@ -146,6 +147,17 @@ class Library:
         if progress:
             progress(Progress(name, "done", 1, 1))
         return outcome
+
+    def set_effective(self, name: str, when: date | None) -> DocumentInfo:
+        """Set (or, with None, clear) the date a document's edition takes effect, by hand."""
+        c = self.components
+        row = c.registry.by_name(c.index.collection, name)
+        if row is None:
+            raise PolicyBotError(f"not indexed: {name}")
+        c.registry.set_effective(row.collection, row.doc_id, when.isoformat() if when else None, "user" if when else None)
+        updated = c.registry.by_name(c.index.collection, name)
+        assert updated is not None
+        return document_info(updated, self.settings.ocr.confidence_floor)
 
     def ingest_upload(self, name: str, data: bytes, progress: ProgressFn | None = None) -> IngestOutcome:
         """Ingest a file received from a browser. Its name is reduced to a safe base name; the
@@ -319,6 +331,7 @@ class Library:
             summary=self._summary(parsed),
             probes=self._probes(p.vectors),
             ocr_pages=parsed.ocr_pages,
+            **_effective_from(parsed),
         )
 
     def _probes(self, vectors: np.ndarray) -> str:
@@ -405,6 +418,8 @@ def document_info(row: DocumentRow, ocr_floor: float) -> DocumentInfo:
         stored_path=row.stored_path,
         ocr_pages=row.ocr_pages,
         ocr_flagged=sorted(page for page, confidence in row.ocr_pages.items() if confidence < ocr_floor),
+        effective_date=row.effective_date,
+        effective_source=row.effective_source,
     )
 
 
@@ -414,6 +429,13 @@ def model_of(row: DocumentRow) -> EmbeddingModel:
         if model.hf_id == row.embedding_model:
             return model
     return EmbeddingModel(row.embedding_model, row.embedding_model, 512)
+
+
+def _effective_from(parsed: ParsedDocument) -> dict[str, str | None]:
+    """The edition date the document states on its first pages, if any."""
+    opening = [line.text for line in parsed.lines if line.page <= 2 and line.kind == "text"]
+    found = effective_date(opening, parsed.title)
+    return {"effective_date": found.isoformat(), "effective_source": "document"} if found else {}
 
 
 def ocr_notes(parsed: ParsedDocument, floor: float, fix: str) -> list[str]:

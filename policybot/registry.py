@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS documents (
     summary TEXT,
     probes TEXT,
     ocr_pages TEXT,
+    effective_date TEXT,
+    effective_source TEXT,
     PRIMARY KEY (collection, doc_id),
     UNIQUE (collection, name)
 );
@@ -114,6 +116,8 @@ class DocumentRow:
     summary: str | None = None
     probes: str | None = None  # off-topic probe scores (JSON, see policybot.bands)
     ocr_pages: dict[int, float] = field(default_factory=dict)  # page -> OCR confidence (0-100)
+    effective_date: str | None = None  # ISO date the edition takes effect
+    effective_source: str | None = None  # "document" (read from it) or "user" (set by hand)
 
     def ocr_confidence(self, first: int, last: int) -> float | None:
         """The lowest OCR confidence among pages first..last, or None if none was OCR'd."""
@@ -148,7 +152,8 @@ class Registry:
 
     def _migrate(self) -> None:
         """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
-        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT"), ("documents", "ocr_pages", "TEXT")):
+        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT"), ("documents", "ocr_pages", "TEXT"),
+            ("documents", "effective_date", "TEXT"), ("documents", "effective_source", "TEXT")):
             if column not in {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}:
                 with self._lock:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
@@ -232,6 +237,10 @@ class Registry:
             (collection, doc_id),
         )
         return [ChunkRow(**r) for r in rows]
+
+    def set_effective(self, collection: str, doc_id: str, when: str | None, source: str | None) -> None:
+        with self._lock:
+            self._db.execute("UPDATE documents SET effective_date=?, effective_source=? WHERE collection=? AND doc_id=?", (when, source, collection, doc_id))
 
     def set_probes(self, collection: str, doc_id: str, probes: str) -> None:
         with self._lock:

@@ -74,6 +74,8 @@ class DocumentInfo(BaseModel):
     stored_path: str
     ocr_pages: dict[int, float] = Field(default_factory=dict, description="Pages read by OCR and their confidence (0-100)")
     ocr_flagged: list[int] = Field(default_factory=list, description="OCR'd pages under the confidence floor: check them against the page images")
+    effective_date: str | None = Field(None, description="ISO date this edition takes effect")
+    effective_source: str | None = Field(None, description="document (read from it) or user (set by hand)")
 
 
 class DocumentList(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
@@ -22,7 +23,7 @@ from policybot.options import AskOptions, EvidenceOptions
 from policybot.pipeline import AnswerPipeline, PipelineParts
 from policybot.registry import ChunkRow, DocumentRow
 from policybot.retrieval import Fused, ListKey
-from policybot.schemas import Answer, DeleteReport, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
+from policybot.schemas import Answer, DeleteReport, DocumentInfo, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
 from policybot.settings import Settings
 from policybot.warmup import Warmup
 
@@ -133,6 +134,10 @@ class PolicyBot:
 
     def documents(self) -> DocumentList:
         return self.library.documents()
+
+    def set_effective(self, name: str, when: date | None) -> DocumentInfo:
+        """Set by hand the date a document's edition takes effect (None: clear it)."""
+        return self.library.set_effective(name, when)
 
     def resolve_docs(self, names: Iterable[str] | None) -> list[DocumentRow]:
         return self.library.resolve_docs(names)
