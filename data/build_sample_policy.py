@@ -340,13 +340,38 @@ def make_toc(positions: list[Heading]) -> list[list[int | str]]:
     return [[pos.level - 1, pos.text, pos.page] for pos in positions if pos.level in (2, 3)]
 
 
+def previous_edition(markdown: str) -> str:
+    """The policy's edition 4 (effective 1 January 2023), derived from edition 5's source: the
+    escape of water deductible was $500, clause 5.3 (subsidence deductible) did not exist yet,
+    and a clause 5.5 (voluntary excess) that edition 5 removed was there. For tests of editions."""
+    old = markdown.replace("(edition 5, effective 1 January 2025)", "(edition 4, effective 1 January 2023)")
+    start, end = old.index("### 5.2 Escape of water deductible"), old.index("### 5.3 Subsidence deductible")
+    old = old[:start] + old[start:end].replace("$750", "$500") + old[end:]
+    subsidence_end = old.index("### 5.4 Deductible schedule")
+    old = old[: old.index("### 5.3 Subsidence deductible")] + old[subsidence_end:]
+    voluntary = (
+        "### 5.5 Voluntary excess\n\n"
+        "You may choose a voluntary excess of $100 or $250 in addition to the standard Deductible. "
+        "If you do, we reduce your premium, and the voluntary excess is taken off every claim.\n\n"
+    )
+    section6 = old.index("## Section 6")
+    return old[:section6] + voluntary + old[section6:]
+
+
 def main() -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="Markdown source")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output PDF path")
+    parser.add_argument("--edition", type=int, choices=(4, 5), default=5, help="4: the previous edition (tests of editions)")
     args = parser.parse_args()
-    build(args.source, args.out)
+    if args.edition == 4:
+        derived = args.out.with_suffix(".md")
+        derived.write_text(previous_edition(args.source.read_text(encoding="utf-8")), encoding="utf-8")
+        build(derived, args.out)
+        derived.unlink()
+    else:
+        build(args.source, args.out)
     with pymupdf.open(args.out) as doc:
         print(f"wrote {args.out} ({doc.page_count} pages, {len(doc.get_toc())} bookmarks)")
 

@@ -187,19 +187,53 @@ def _ocr_cell(d: Any) -> str:
 
 
 @app.command()
+def editions(
+    ctx: typer.Context,
+    confirm: Optional[str] = typer.Option(None, "--confirm", metavar="NAME", help="Confirm NAME as another edition of the policy it was matched to."),
+    separate: Optional[str] = typer.Option(None, "--separate", metavar="NAME", help="Take NAME out of its edition family (searched on its own)."),
+) -> None:
+    """Editions of the same policy: which is in force, which are superseded, which await confirmation."""
+    from policybot.errors import PolicyBotError
+
+    bot = _service(ctx)
+    try:
+        if confirm:
+            bot.confirm_edition(confirm)
+        if separate:
+            bot.confirm_edition(separate, confirm=False)
+    except PolicyBotError as exc:
+        _fail(str(exc))
+    families: dict[str, list[Any]] = {}
+    for d in bot.documents().documents:
+        if d.edition_of:
+            families.setdefault(d.edition_of, []).append(d)
+    if not any(len(members) > 1 for members in families.values()):
+        out.print("No editions: every document is searched on its own.")
+        return
+    for members in families.values():
+        if len(members) < 2:
+            continue
+        out.print("[bold]Editions[/bold]", highlight=False)
+        for d in sorted(members, key=lambda m: m.effective_date or m.ingested_at):
+            state = "awaiting confirmation" if d.edition_status == "proposed" else (f"superseded by {d.superseded_by}" if d.superseded_by else "in force")
+            out.print(f"  {escape(d.name)}  effective {d.effective_date or '(no date)'}  {escape(state)}", highlight=False)
+
+
+@app.command()
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to look for."),
     k: int = typer.Option(10, "--k", min=1, max=100, help="Number of passages."),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Search only these documents (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResponse as JSON."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Search the editions in force on this date (default: today)."),
 ) -> None:
     """Find the passages that best match a query (dense + BM25, fused with RRF)."""
     from policybot.errors import PolicyBotError
 
     bot = _service(ctx)
     try:
-        response = bot.search(query, k=k, docs=doc)
+        response = bot.search(query, k=k, docs=doc, as_of=_iso_date(as_of, "--as-of") if as_of else None)
     except PolicyBotError as exc:
         _fail(str(exc))
     if as_json:
@@ -221,6 +255,7 @@ def ask(
     fast: bool = typer.Option(False, "--fast", help="No query expansion: no LLM call before the answer."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Answer extractively: quote the best passages."),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Ask only these documents (repeatable)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Use the editions in force on this date (default: today)."),
 ) -> None:
     """Answer a question from the documents, with checked citations."""
     from policybot.errors import PolicyBotError
@@ -231,7 +266,7 @@ def ask(
     bot = _service(ctx)
     answer = None
     streamed: list[str] = []
-    options = AskOptions(docs=doc or None, fast=fast or None, use_llm=not no_llm)
+    options = AskOptions(docs=doc or None, fast=fast or None, use_llm=not no_llm, as_of=_iso_date(as_of, "--as-of") if as_of else None)
     try:
         for event in bot.ask_stream(question, options=options):
             if isinstance(event, AnswerEvent):

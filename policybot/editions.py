@@ -9,8 +9,22 @@ labelled date wins over a bare month and year on the cover; nothing is guessed f
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from policybot.registry import DocumentRow
+
+# Two documents are editions of one policy when their titles match once edition words and numbers
+# are set aside, and their passages, averaged, point the same way. Provisional: set on the sample
+# policy's two editions (title 1.0, content 0.99) against the FEMA forms and the generated scale
+# corpus, whose different policies share much wording (see eval/decisions/2026-11-24-editions.md).
+TITLE_SIMILARITY = 0.85
+CONTENT_SIMILARITY = 0.95
+_EDITION_WORDS = {"edition", "ed", "version", "rev", "revised", "revision", "updated", "effective", "new", "old", "draft"}
 
 MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
@@ -63,3 +77,76 @@ def effective_date(first_pages: Iterable[str], title: str = "") -> date | None:
         if found:
             return found
     return None
+
+
+def title_key(title: str) -> str:
+    """A title without its edition words, numbers and dates: the policy's name."""
+    words = re.sub(r"[^a-z]+", " ", title.lower()).split()
+    return " ".join(w for w in words if w not in _EDITION_WORDS and w not in MONTHS)
+
+
+@dataclass
+class EditionMatch:
+    doc: DocumentRow
+    title: float
+    content: float
+
+
+def find_edition_of(title: str, vector: np.ndarray, candidates: Sequence[tuple[DocumentRow, np.ndarray]]) -> EditionMatch | None:
+    """The library document the new one is another edition of (``vector``: its passages' mean,
+    normalised), or None. Candidates come with their own mean vectors."""
+    from difflib import SequenceMatcher
+
+    key = title_key(title)
+    best: EditionMatch | None = None
+    for doc, mean in candidates:
+        title_score = SequenceMatcher(None, key, title_key(doc.title)).ratio() if key else 0.0
+        if title_score < TITLE_SIMILARITY:
+            continue
+        content = float(np.dot(vector, mean))
+        if content >= CONTENT_SIMILARITY and (best is None or content > best.content):
+            best = EditionMatch(doc, round(title_score, 3), round(content, 4))
+    return best
+
+
+def mean_direction(vectors: np.ndarray) -> np.ndarray:
+    mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else mean
+
+
+def edition_day(doc: DocumentRow) -> str:
+    """When an edition takes effect: its date, else the day it was added."""
+    return doc.effective_date or doc.ingested_at[:10]
+
+
+def in_force(members: Sequence[DocumentRow], day: str) -> DocumentRow:
+    """The edition in force on ``day`` (ISO): the latest that took effect by then, else the first."""
+    started = [m for m in members if edition_day(m) <= day]
+    return max(started, key=edition_day) if started else min(members, key=edition_day)
+
+
+def current_editions(docs: Sequence[DocumentRow], as_of: date | None = None) -> list[DocumentRow]:
+    """What a question searches: every document outside a confirmed edition family, and of each
+    family the edition in force on ``as_of`` (default today). Order kept."""
+    day = (as_of or date.today()).isoformat()
+    families: dict[str, list[DocumentRow]] = {}
+    for doc in docs:
+        if doc.family and doc.family_status == "confirmed":
+            families.setdefault(doc.family, []).append(doc)
+    chosen = {in_force(members, day).doc_id for members in families.values()}
+    return [d for d in docs if not (d.family and d.family_status == "confirmed") or d.doc_id in chosen]
+
+
+def superseded(docs: Sequence[DocumentRow], as_of: date | None = None) -> dict[str, str]:
+    """Names of editions not in force on ``as_of`` -> the name of the edition that is."""
+    day = (as_of or date.today()).isoformat()
+    families: dict[str, list[DocumentRow]] = {}
+    for doc in docs:
+        if doc.family and doc.family_status == "confirmed":
+            families.setdefault(doc.family, []).append(doc)
+    out: dict[str, str] = {}
+    for members in families.values():
+        current = in_force(members, day)
+        out.update({m.name: current.name for m in members if m.doc_id != current.doc_id})
+    return out

@@ -8,6 +8,7 @@ One ingestion runs at a time (the library lock, across processes); questions go 
 from __future__ import annotations
 
 import hashlib
+from difflib import SequenceMatcher
 import logging
 import shutil
 import tempfile
@@ -23,7 +24,7 @@ from policybot.bands import encode_probes, probe_bank, probe_scores
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, IngestError, PolicyBotError
 from policybot.index import DocumentIndex
-from policybot.editions import effective_date
+from policybot.editions import TITLE_SIMILARITY, current_editions, effective_date, find_edition_of, mean_direction, superseded, title_key
 from policybot.ingest import OcrPlan, ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
 from policybot.llm import LLMUsage, load_prompt
 from policybot.pages import cached_render
@@ -86,12 +87,17 @@ class Library:
         current = c.index.collection
         mine: list[DocumentInfo] = []
         others: list[DocumentInfo] = []
-        for row in c.registry.documents():
-            (mine if row.collection == current else others).append(document_info(row, self.settings.ocr.confidence_floor))
+        rows = c.registry.documents()
+        replaced = superseded([r for r in rows if r.collection == current])
+        for row in rows:
+            info = document_info(row, self.settings.ocr.confidence_floor)
+            info.superseded_by = replaced.get(row.name) if row.collection == current else None
+            (mine if row.collection == current else others).append(info)
         return DocumentList(profile=c.profile.name, embedding_model=c.profile.profile.embedding.hf_id, documents=mine, other_models=others)
 
-    def resolve_docs(self, names: Iterable[str] | None) -> list[DocumentRow]:
-        """The documents a question searches: all of them, or the named subset."""
+    def resolve_docs(self, names: Iterable[str] | None, as_of: date | None = None) -> list[DocumentRow]:
+        """The documents a question searches: the named ones, else all of them with one edition per
+        confirmed edition family (the one in force on ``as_of``, default today)."""
         docs = self.components.index.documents()
         if not docs:
             raise PolicyBotError(
@@ -100,7 +106,7 @@ class Library:
             )
         wanted = list(names or [])
         if not wanted:
-            return docs
+            return current_editions(docs, as_of)
         by_name = {d.name: d for d in docs}
         missing = [n for n in wanted if n not in by_name]
         if missing:
@@ -147,6 +153,41 @@ class Library:
         if progress:
             progress(Progress(name, "done", 1, 1))
         return outcome
+
+    def _edition_note(self, doc: DocumentRow, vectors: np.ndarray) -> list[str]:
+        """Propose the new document as another edition of a library document it matches."""
+        c = self.components
+        others = [d for d in c.index.documents() if d.doc_id != doc.doc_id and d.family_status != "proposed"]
+        candidates = []
+        for other in others:
+            if SequenceMatcher(None, title_key(doc.title), title_key(other.title)).ratio() < TITLE_SIMILARITY:
+                continue  # only a matching title costs a look at the vectors
+            stored = [v for v in c.registry.vectors(other.collection, [r.chunk_id for r in c.registry.chunks_of(other.collection, other.doc_id)]).values() if v is not None]
+            if stored:
+                candidates.append((other, mean_direction(np.vstack(stored))))
+        match = find_edition_of(doc.title, mean_direction(vectors), candidates) if len(vectors) else None
+        if match is None:
+            return []
+        family = match.doc.family or match.doc.doc_id
+        if match.doc.family is None:
+            c.registry.set_family(doc.collection, [match.doc.doc_id], family, "confirmed")  # a family of one: nothing changes
+        c.registry.set_family(doc.collection, [doc.doc_id], family, "proposed")
+        return [
+            f"looks like another edition of '{match.doc.name}' (title {match.title:.2f}, content {match.content:.2f} alike); "
+            f"`policybot editions --confirm {doc.name}` makes questions use only the edition in force"
+        ]
+
+    def confirm_edition(self, name: str, confirm: bool = True) -> DocumentInfo:
+        """Confirm a proposed edition (questions then search the edition in force only), or
+        take a document out of its family (``confirm=False``)."""
+        c = self.components
+        row = c.registry.by_name(c.index.collection, name)
+        if row is None:
+            raise PolicyBotError(f"not indexed: {name}")
+        if confirm and not row.family:
+            raise PolicyBotError(f"{name} is not in an edition family (no other edition was found when it was added)")
+        c.registry.set_family(row.collection, [row.doc_id], row.family if confirm else None, "confirmed" if confirm else None)
+        return next(d for d in self.documents().documents if d.name == name)
 
     def set_effective(self, name: str, when: date | None) -> DocumentInfo:
         """Set (or, with None, clear) the date a document's edition takes effect, by hand."""
@@ -233,6 +274,7 @@ class Library:
             notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
         unread_why = self.components.ocr_fix() if self.components.ocr_engine() is None else "OCR found no words on them (blank, or too faint or noisy to read)"
         notes.extend(ocr_notes(parsed, self.settings.ocr.confidence_floor, unread_why))
+        notes.extend(self._edition_note(doc, prepared.vectors))
         return _outcome(path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=parsed)
 
     def _prepare(self, path: Path, name: str, sha: str, doc_id: str, started: float, progress: ProgressFn | None) -> _Prepared:
@@ -420,6 +462,8 @@ def document_info(row: DocumentRow, ocr_floor: float) -> DocumentInfo:
         ocr_flagged=sorted(page for page, confidence in row.ocr_pages.items() if confidence < ocr_floor),
         effective_date=row.effective_date,
         effective_source=row.effective_source,
+        edition_of=row.family,
+        edition_status=row.family_status,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ class AskOptions(BaseModel):
     rewrites: int | None = Field(None, ge=0, le=8, description="Query rewrites in the expansion call")
     language: str | None = Field(None, description="Answer language; 'auto' = the question's")
     use_llm: bool = Field(True, description="False: answer extractively even when an LLM is running")
+    as_of: date | None = Field(None, description="Search the editions in force on this date (default: today's)")
 
     def apply(self, settings: Settings) -> Settings:
         """The settings this question runs with."""

@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS documents (
     ocr_pages TEXT,
     effective_date TEXT,
     effective_source TEXT,
+    family TEXT,
+    family_status TEXT,
     PRIMARY KEY (collection, doc_id),
     UNIQUE (collection, name)
 );
@@ -118,6 +120,8 @@ class DocumentRow:
     ocr_pages: dict[int, float] = field(default_factory=dict)  # page -> OCR confidence (0-100)
     effective_date: str | None = None  # ISO date the edition takes effect
     effective_source: str | None = None  # "document" (read from it) or "user" (set by hand)
+    family: str | None = None  # editions of one policy share it (the first edition's doc_id)
+    family_status: str | None = None  # "proposed" (detected) or "confirmed" (by the user)
 
     def ocr_confidence(self, first: int, last: int) -> float | None:
         """The lowest OCR confidence among pages first..last, or None if none was OCR'd."""
@@ -153,7 +157,8 @@ class Registry:
     def _migrate(self) -> None:
         """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
         for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT"), ("documents", "ocr_pages", "TEXT"),
-            ("documents", "effective_date", "TEXT"), ("documents", "effective_source", "TEXT")):
+            ("documents", "effective_date", "TEXT"), ("documents", "effective_source", "TEXT"),
+            ("documents", "family", "TEXT"), ("documents", "family_status", "TEXT")):
             if column not in {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}:
                 with self._lock:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
@@ -239,8 +244,23 @@ class Registry:
         return [ChunkRow(**r) for r in rows]
 
     def set_effective(self, collection: str, doc_id: str, when: str | None, source: str | None) -> None:
-        with self._lock:
+        with self._lock:  # the generation moves: which edition is current may change
             self._db.execute("UPDATE documents SET effective_date=?, effective_source=? WHERE collection=? AND doc_id=?", (when, source, collection, doc_id))
+            self._bump(collection)
+
+    def set_family(self, collection: str, doc_ids: Iterable[str], family: str | None, status: str | None) -> None:
+        """Put documents in one edition family (or, with None, out of any), in one transaction;
+        the generation moves, since which editions are current decides what is searched."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for doc_id in doc_ids:
+                    self._db.execute("UPDATE documents SET family=?, family_status=? WHERE collection=? AND doc_id=?", (family, status, collection, doc_id))
+                self._bump(collection)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def set_probes(self, collection: str, doc_id: str, probes: str) -> None:
         with self._lock:

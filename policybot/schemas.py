@@ -76,6 +76,9 @@ class DocumentInfo(BaseModel):
     ocr_flagged: list[int] = Field(default_factory=list, description="OCR'd pages under the confidence floor: check them against the page images")
     effective_date: str | None = Field(None, description="ISO date this edition takes effect")
     effective_source: str | None = Field(None, description="document (read from it) or user (set by hand)")
+    edition_of: str | None = Field(None, description="The edition family (shared by the editions of one policy)")
+    edition_status: str | None = Field(None, description="proposed (detected at ingestion) or confirmed (by the user)")
+    superseded_by: str | None = Field(None, description="The edition in force today, when this one is not")
 
 
 class DocumentList(BaseModel):

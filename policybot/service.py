@@ -139,8 +139,12 @@ class PolicyBot:
         """Set by hand the date a document's edition takes effect (None: clear it)."""
         return self.library.set_effective(name, when)
 
-    def resolve_docs(self, names: Iterable[str] | None) -> list[DocumentRow]:
-        return self.library.resolve_docs(names)
+    def resolve_docs(self, names: Iterable[str] | None, as_of: date | None = None) -> list[DocumentRow]:
+        return self.library.resolve_docs(names, as_of)
+
+    def confirm_edition(self, name: str, confirm: bool = True) -> DocumentInfo:
+        """Confirm a detected edition (or, with False, take the document out of its family)."""
+        return self.library.confirm_edition(name, confirm)
 
     def page_image(self, name: str, page: int, quote: str | None = None, dpi: int = 110) -> bytes:
         return self.library.page_image(name, page, quote, dpi)
@@ -174,7 +178,7 @@ class PolicyBot:
         opts = (options or AskOptions()).merged(**choices)
         if not question.strip():
             raise PolicyBotError("the question is empty")
-        scope = self.resolve_docs(opts.docs)
+        scope = self.resolve_docs(opts.docs, opts.as_of)
         llm, notice = self.llm() if opts.use_llm else (None, None)
         settings = opts.apply(self.settings)
         yield from AnswerPipeline(self._parts(settings), settings, llm, notice).run(question, as_turns(history), scope)
@@ -225,13 +229,13 @@ class PolicyBot:
         raise RuntimeError("the evidence run ended without a report")  # pragma: no cover
 
     # --- search -----------------------------------------------------------------------------
-    def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None) -> SearchResponse:
+    def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None, as_of: date | None = None) -> SearchResponse:
         """Hybrid dense + BM25 search fused with reciprocal rank fusion."""
         if not query.strip():
             raise PolicyBotError("the query is empty")
         started = time.perf_counter()
         k = k or self.settings.search_k
-        scope = {d.doc_id: d for d in self.resolve_docs(docs)}
+        scope = {d.doc_id: d for d in self.resolve_docs(docs, as_of)}
         fused = self.retriever.run(query, k, list(scope))
         rows = self.registry.chunks(self.index.collection, [f.chunk_id for f in fused])
         hits: list[SearchHit] = []

@@ -60,3 +60,82 @@ def test_cli_ingest_effective_sets_the_date_and_rejects_a_bad_one(tmp_path):
     assert (listing["effective_date"], listing["effective_source"]) == ("2024-04-01", "user")
     bad = run(home, "ingest", str(SAMPLE_POLICY), "--effective", "April 2024")
     assert bad.exit_code == 2 and "write it as YYYY-MM-DD" in plain(bad.output)
+
+
+# --- two editions of the sample policy ------------------------------------------------------------------
+
+WATER_DEDUCTIBLE = "How much is the escape of water deductible?"
+
+
+@pytest.fixture(scope="module")
+def two_editions(tmp_path_factory):
+    """Edition 4 (2023: $500 water deductible, no subsidence clause, a voluntary excess clause) and
+    edition 5 (2025: $750, the sample policy), both built by data/build_sample_policy.py."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("build_sample_policy", root / "data" / "build_sample_policy.py")
+    builder = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = builder  # its dataclasses look their module up
+    spec.loader.exec_module(builder)
+    folder = tmp_path_factory.mktemp("editions")
+    source = folder / "homeshield-2023.md"
+    source.write_text(builder.previous_edition((root / "data" / "source" / "homeshield-household-policy.md").read_text()))
+    old = folder / "homeshield-2023.pdf"
+    builder.build(source, old)
+    return old, SAMPLE_POLICY
+
+
+def _quoted(answer) -> str:
+    return " ".join(c.text for c in answer.shown_citations[:2])
+
+
+def test_a_new_edition_is_detected_confirmed_and_answers_by_date(tmp_path, two_editions):
+    old, new = two_editions
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    assert not bot.ingest([old]).failed
+    outcome = bot.ingest_file(new)
+    assert "looks like another edition of 'homeshield-2023.pdf'" in outcome.message
+    # Until the user confirms, both editions are searched.
+    assert len(bot.resolve_docs(None)) == 2
+    info = bot.confirm_edition(new.name)
+    assert info.edition_status == "confirmed"
+    listing = {d.name: d for d in bot.documents().documents}
+    assert listing[old.name].superseded_by == new.name and listing[new.name].superseded_by is None
+    assert [d.name for d in bot.resolve_docs(None)] == [new.name]
+
+    today = bot.ask(WATER_DEDUCTIBLE, use_llm=False)
+    assert {c.doc for c in today.shown_citations} == {new.name} and "$750" in _quoted(today)
+    before = bot.ask(WATER_DEDUCTIBLE, use_llm=False, as_of=date(2024, 6, 1))
+    assert {c.doc for c in before.shown_citations} == {old.name} and "$500" in _quoted(before)
+
+    # Deleting the new edition brings the old one back as the one in force.
+    bot.delete(new.name)
+    assert [d.name for d in bot.resolve_docs(None)] == [old.name]
+    assert bot.documents().documents[0].superseded_by is None
+
+
+def test_other_policies_are_not_taken_for_editions(tmp_path):
+    flood = require_flood()
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    report = bot.ingest(sorted((flood / "docs").glob("*.pdf")) + [SAMPLE_POLICY])
+    assert not report.failed and not any("another edition" in o.message for o in report.outcomes)
+
+
+def test_cli_confirms_an_edition_and_asks_as_of_a_date(tmp_path, two_editions):
+    from tests.test_cli import plain, run
+
+    old, new = two_editions
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(old)).exit_code == 0
+    added = plain(run(home, "ingest", str(new)).output)
+    assert f"editions --confirm {new.name}" in added
+    listing = plain(run(home, "editions", "--confirm", new.name).output)
+    assert f"{old.name} effective 2023-01-01 superseded by {new.name}" in listing and f"{new.name} effective 2025-01-01 in force" in listing
+    now = json.loads(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm", "--json").stdout)
+    assert {c["doc"] for c in now["citations"]} == {new.name}
+    then = json.loads(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm", "--json", "--as-of", "2024-06-01").stdout)
+    assert {c["doc"] for c in then["citations"]} == {old.name}
+    assert "$500" in then["answer"] and "$750" in now["answer"]
