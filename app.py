@@ -7,6 +7,7 @@ file only draws widgets, keeps per-session state, and forwards questions and upl
 from __future__ import annotations
 
 import time
+from datetime import date
 import uuid
 
 from policybot.startup import configure_process
@@ -112,26 +113,61 @@ def sidebar_status(bot: PolicyBot, docs: DocumentList) -> str | None:
     return notice if llm is None else None
 
 
-def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> list[str]:
-    """The document list, the search scope, and (when allowed) upload and delete."""
+def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> list[str] | None:
+    """The document list, the search scope, and (when allowed) upload, editions and delete.
+    Returns the documents a question searches, or None for "the editions in force" (the library
+    picks them for the date asked)."""
     st.sidebar.subheader("Documents")
     docs = listing.documents
     names = [d.name for d in docs]
+    in_force = [d.name for d in docs if not d.superseded_by]
     if not docs:
         st.sidebar.info("No documents yet." + (" Upload PDFs below." if can_edit else ""))
     for d in docs:
-        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}{' · effective ' + d.effective_date if d.effective_date else ''}{ocr_summary(d)}")
+        st.sidebar.caption(f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {d.ingested_at[:10]}{edition_summary(d)}{ocr_summary(d)}")
     known = st.session_state.get("scope_library")
-    if known != names:  # the library changed: keep the choice, add new documents, drop deleted ones
-        chosen = st.session_state.get("scope", names)
-        st.session_state["scope"] = [n for n in names if n in chosen or n not in (known or [])]
+    if known != names:  # the library changed: keep the choice, add new documents (in force), drop deleted ones
+        chosen = st.session_state.get("scope", in_force)
+        st.session_state["scope"] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
         st.session_state["scope_library"] = names
-    scope = st.sidebar.multiselect("Search in", names, key="scope", help="Which documents a question searches.")
+    scope = st.sidebar.multiselect("Search in", names, key="scope", help="Which documents a question searches (superseded editions are left out unless chosen).")
     if can_edit:
         library_notice()
         upload_box(bot)
+        editions_box(bot, docs)
         delete_box(bot, docs)
-    return scope or names
+    return None if not scope or set(scope) == set(in_force) else scope
+
+
+def edition_summary(d: DocumentInfo) -> str:
+    text = f" · effective {d.effective_date}" if d.effective_date else ""
+    if d.superseded_by:
+        text += f" · superseded by {d.superseded_by}"
+    elif d.edition_status == "proposed":
+        text += " · a new edition? (confirm under Editions)"
+    return escape_markdown(text)
+
+
+def editions_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
+    """Confirm detected editions; choose the date whose editions are searched."""
+    proposed = [d for d in docs if d.edition_status == "proposed"]
+    families = {d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed"}
+    if not proposed and not any(sum(1 for d in docs if d.edition_of == f) > 1 for f in families):
+        return
+    with st.sidebar.expander("Editions", expanded=bool(proposed)):
+        for d in proposed:
+            st.button(f"Confirm {d.name} as a new edition", key=f"confirm-{d.sha256[:16]}", on_click=confirm_edition, args=(bot, d.name))
+        st.date_input("Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day.")
+
+
+def confirm_edition(bot: PolicyBot, name: str) -> None:
+    try:
+        bot.confirm_edition(name)
+        st.session_state.library_notice = ("success", f"{name} is now an edition: questions use the edition in force.")
+    except PolicyBotError as exc:
+        st.session_state.library_notice = ("warning", str(exc))
+    st.session_state.pop("scope_library", None)  # recompute the default scope (superseded editions out)
+    st.session_state.pop("scope", None)
 
 
 def ocr_summary(d: DocumentInfo) -> str:
@@ -555,8 +591,10 @@ def main() -> None:
     can_edit = sidebar_kiosk(bot)
     listing = bot.documents()
     extractive_notice = sidebar_status(bot, listing)
-    scope = sidebar_library(bot, listing, can_edit)
-    options = (sidebar_settings(bot) if can_edit else AskOptions()).merged(docs=scope)
+    chosen = sidebar_library(bot, listing, can_edit)
+    as_of = st.session_state.get("as_of")
+    options = (sidebar_settings(bot) if can_edit else AskOptions()).merged(docs=chosen, as_of=as_of if as_of != date.today() else None)
+    scope = chosen or ([d.name for d in bot.resolve_docs(None, options.as_of)] if listing.documents else [])
 
     page = st.segmented_control("Page", PAGES, key="page", required=True, label_visibility="collapsed")
     if page == "Evidence":

@@ -674,3 +674,34 @@ def test_a_scanned_document_is_listed_with_its_ocr_pages_and_cited_with_a_note(m
     at = ask(start(), "Who counts as an insured person?")
     first = messages(at, "assistant")[0].expander[0]
     assert not first.warning and any(c.value.startswith("Text read by OCR, confidence") for c in first.caption)
+
+
+# --- editions (issue 13) ----------------------------------------------------------------------------------
+
+
+def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(monkeypatch, tmp_path):
+    from datetime import date
+
+    from tests.test_editions import WATER_DEDUCTIBLE, build_previous_edition
+
+    old = build_previous_edition(tmp_path)
+    home = small_home(tmp_path, old, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+    at = start()
+    captions = [shown(c) for c in library_captions(at)]
+    assert any("a new edition? (confirm under Editions)" in c for c in captions), captions
+    confirm = next(b for b in at.sidebar.button if b.label.startswith(f"Confirm {SAMPLE}"))
+    at = confirm.click().run()
+    assert not at.exception
+    captions = [shown(c) for c in library_captions(at)]
+    assert any(c.startswith(f"**{old.name}**") and f"superseded by {SAMPLE}" in c for c in captions), captions
+    assert at.sidebar.multiselect[0].value == [SAMPLE]  # the superseded edition is out of the default scope
+
+    at = ask(at, WATER_DEDUCTIBLE)
+    first = messages(at, "assistant")[-1].expander[0]
+    assert shown(first.label).startswith(f"[1] {SAMPLE}") and "$750" in plain_text(" ".join(m.value for m in first.markdown))
+
+    at.sidebar.date_input(key="as_of").set_value(date(2024, 6, 1)).run()
+    at = ask(at, WATER_DEDUCTIBLE)
+    first = messages(at, "assistant")[-1].expander[0]
+    assert shown(first.label).startswith(f"[1] {old.name}") and "$500" in plain_text(" ".join(m.value for m in first.markdown))

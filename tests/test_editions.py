@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -67,25 +68,28 @@ def test_cli_ingest_effective_sets_the_date_and_rejects_a_bad_one(tmp_path):
 WATER_DEDUCTIBLE = "How much is the escape of water deductible?"
 
 
-@pytest.fixture(scope="module")
-def two_editions(tmp_path_factory):
-    """Edition 4 (2023: $500 water deductible, no subsidence clause, a voluntary excess clause) and
-    edition 5 (2025: $750, the sample policy), both built by data/build_sample_policy.py."""
+def build_previous_edition(folder: Path) -> Path:
+    """Edition 4 of the sample policy (2023: $500 water deductible, no subsidence clause, a
+    voluntary excess clause), built by data/build_sample_policy.py; edition 5 is the sample itself."""
     import importlib.util
     import sys
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     spec = importlib.util.spec_from_file_location("build_sample_policy", root / "data" / "build_sample_policy.py")
+    assert spec and spec.loader
     builder = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = builder  # its dataclasses look their module up
     spec.loader.exec_module(builder)
-    folder = tmp_path_factory.mktemp("editions")
     source = folder / "homeshield-2023.md"
     source.write_text(builder.previous_edition((root / "data" / "source" / "homeshield-household-policy.md").read_text()))
     old = folder / "homeshield-2023.pdf"
     builder.build(source, old)
-    return old, SAMPLE_POLICY
+    return old
+
+
+@pytest.fixture(scope="module")
+def two_editions(tmp_path_factory):
+    return build_previous_edition(tmp_path_factory.mktemp("editions")), SAMPLE_POLICY
 
 
 def _quoted(answer) -> str:
