@@ -383,6 +383,10 @@ def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None
         st.caption("Closest passages, for reading:")
     for c in answer.shown_citations:
         render_citation(bot, c, answer.refused, f"{index}-{c.n}", page_on_request=not latest)
+    if answer.edition_note and answer.earlier_edition is not None:
+        st.info(escape_markdown(answer.edition_note), icon="🗓️")
+        earlier = answer.earlier_edition
+        render_citation(bot, earlier, False, f"{index}-earlier", title=escape_markdown(f"Earlier edition: {earlier.label}"), page_on_request=True)
     cols = st.columns([1, 1, 3])
     with cols[0].popover("Copy answer"):
         st.code(answer.answer, language=None, wrap_lines=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from policybot.registry import DocumentRow
+    from policybot.registry import ChunkRow, DocumentRow
 
 # Two documents are editions of one policy when their titles match once edition words and numbers
 # are set aside, and their passages, averaged, point the same way. Provisional: set on the sample
@@ -150,3 +150,53 @@ def superseded(docs: Sequence[DocumentRow], as_of: date | None = None) -> dict[s
         current = in_force(members, day)
         out.update({m.name: current.name for m in members if m.doc_id != current.doc_id})
     return out
+
+
+# --- editions that disagree -------------------------------------------------------------------------------
+
+# An older passage is "the same clause" when it has the same section path, else when its words
+# are at least this alike (SequenceMatcher over words).
+SAME_CLAUSE_RATIO = 0.6
+
+
+@dataclass
+class EarlierWording:
+    """The same clause in an older edition, worded differently."""
+
+    doc: DocumentRow
+    chunk: ChunkRow
+    changed: str  # the older edition's sentence that the current one no longer has
+
+    def note(self, current: DocumentRow) -> str:
+        return (
+            f"The {edition_day(self.doc)[:4]} edition ({self.doc.name}) said: “{self.changed}” — "
+            f"this answer uses the {edition_day(current)[:4]} edition ({current.name})."
+        )
+
+
+def earlier_wording(current: DocumentRow, chunk: ChunkRow, library: Sequence[DocumentRow], chunks_of: Callable[[DocumentRow], list[ChunkRow]]) -> EarlierWording | None:
+    """The cited clause as an older edition of ``current`` (same confirmed family) worded it, when
+    the wording differs; the newest older edition first."""
+    from difflib import SequenceMatcher
+
+    from policybot.text import prose_sentences
+
+    if not (current.family and current.family_status == "confirmed"):
+        return None
+    older = sorted((d for d in library if d.family == current.family and d.family_status == "confirmed" and edition_day(d) < edition_day(current)),
+                   key=edition_day, reverse=True)
+    words = chunk.text.split()
+    for doc in older:
+        candidates = chunks_of(doc)
+        same = [c for c in candidates if c.section and c.section == chunk.section]
+        best = max(same or candidates, key=lambda c: SequenceMatcher(None, words, c.text.split(), autojunk=False).ratio(), default=None)
+        if best is None or (not same and SequenceMatcher(None, words, best.text.split(), autojunk=False).ratio() < SAME_CLAUSE_RATIO):
+            continue
+        current_text = " ".join(words)
+        sentences = [best.text[a:b] for a, b in prose_sentences(best.text)]
+        changed = [s for s in sentences if " ".join(s.split()) not in current_text]
+        if changed:
+            text = " ".join(changed[0].split())
+            return EarlierWording(doc, best, text if len(text) <= 240 else text[:237] + "…")
+        return None  # the same words: nothing to say
+    return None

@@ -223,6 +223,9 @@ class Answer(BaseModel):
         default_factory=list, description="Documents the question names; the search was limited to them"
     )
 
+    edition_note: str | None = Field(None, description="The best source's clause was worded differently in an older edition: what it said")
+    earlier_edition: Citation | None = Field(None, description="That older wording, as a source to check")
+
     @property
     def shown_citations(self) -> list[Citation]:
         """The sources to show with the answer: the closest passages of a refusal, else the

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from policybot.components import Components
 from policybot.conversation import History, as_turns
+from policybot.editions import earlier_wording, edition_day
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.events import AnswerEvent, Event, EvidenceDoneEvent, EvidenceEvent
 from policybot.evidence_mode import EvidenceCollector
@@ -23,7 +24,7 @@ from policybot.options import AskOptions, EvidenceOptions
 from policybot.pipeline import AnswerPipeline, PipelineParts
 from policybot.registry import ChunkRow, DocumentRow
 from policybot.retrieval import Fused, ListKey
-from policybot.schemas import Answer, DeleteReport, DocumentInfo, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
+from policybot.schemas import Answer, Citation, DeleteReport, DocumentInfo, EvidenceReport, DocumentList, IngestOutcome, IngestReport, SearchHit, SearchResponse
 from policybot.settings import Settings
 from policybot.warmup import Warmup
 
@@ -181,7 +182,32 @@ class PolicyBot:
         scope = self.resolve_docs(opts.docs, opts.as_of)
         llm, notice = self.llm() if opts.use_llm else (None, None)
         settings = opts.apply(self.settings)
-        yield from AnswerPipeline(self._parts(settings), settings, llm, notice).run(question, as_turns(history), scope)
+        for event in AnswerPipeline(self._parts(settings), settings, llm, notice).run(question, as_turns(history), scope):
+            if isinstance(event, AnswerEvent):
+                self._note_earlier_edition(event.answer, scope)
+            yield event
+
+    def _note_earlier_edition(self, answer: Answer, scope: list[DocumentRow]) -> None:
+        """When the best source's clause read differently in an older edition: say what it said."""
+        shown = answer.shown_citations
+        if answer.refused or not shown:
+            return
+        top = shown[0]
+        c = self.components
+        docs = c.index.documents()
+        current = next((d for d in docs if d.name == top.doc), None)
+        chunk = c.registry.chunks(c.index.collection, [top.chunk_id]).get(top.chunk_id)
+        if current is None or chunk is None:
+            return
+        found = earlier_wording(current, chunk, docs, lambda d: c.registry.chunks_of(d.collection, d.doc_id))
+        if found is None:
+            return
+        answer.edition_note = found.note(current)
+        answer.earlier_edition = Citation(
+            n=len(answer.citations) + 1, chunk_id=found.chunk.chunk_id, doc=found.doc.name, title=found.doc.title, section=found.chunk.section,
+            page_start=found.chunk.page_start, page_end=found.chunk.page_end, text=found.chunk.text, score=0.0,
+            reference=f"the {edition_day(found.doc)[:4]} edition of [{top.n}]", referenced_by=[top.n],
+        )
 
     def ask(self, question: str, history: History = (), options: AskOptions | None = None, **choices: Any) -> Answer:
         """``ask_stream`` run to the end: the final Answer."""

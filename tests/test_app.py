@@ -698,8 +698,12 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     assert at.sidebar.multiselect[0].value == [SAMPLE]  # the superseded edition is out of the default scope
 
     at = ask(at, WATER_DEDUCTIBLE)
-    first = messages(at, "assistant")[-1].expander[0]
+    reply = messages(at, "assistant")[-1]
+    first = reply.expander[0]
     assert shown(first.label).startswith(f"[1] {SAMPLE}") and "$750" in plain_text(" ".join(m.value for m in first.markdown))
+    [note] = reply.info
+    assert shown(note.value).startswith(f"The 2023 edition ({old.name}) said:") and "$500" in shown(note.value)
+    assert shown(reply.expander[-1].label).startswith(f"Earlier edition: {old.name}")
 
     at.sidebar.date_input(key="as_of").set_value(date(2024, 6, 1)).run()
     at = ask(at, WATER_DEDUCTIBLE)

@@ -112,8 +112,16 @@ def test_a_new_edition_is_detected_confirmed_and_answers_by_date(tmp_path, two_e
 
     today = bot.ask(WATER_DEDUCTIBLE, use_llm=False)
     assert {c.doc for c in today.shown_citations} == {new.name} and "$750" in _quoted(today)
+    # The clause read differently in the 2023 edition: the answer says so, with that passage.
+    assert today.edition_note and today.edition_note.startswith(f"The 2023 edition ({old.name}) said: “")
+    assert "$500" in today.edition_note and today.edition_note.endswith(f"this answer uses the 2025 edition ({new.name}).")
+    earlier = today.earlier_edition
+    assert earlier is not None and earlier.doc == old.name and earlier.section.endswith("5.2 Escape of water deductible")
     before = bot.ask(WATER_DEDUCTIBLE, use_llm=False, as_of=date(2024, 6, 1))
     assert {c.doc for c in before.shown_citations} == {old.name} and "$500" in _quoted(before)
+    assert before.edition_note is None  # nothing older than the 2023 edition
+    same = bot.ask("What happens if I cancel during the cooling-off period?", use_llm=False)
+    assert same.edition_note is None  # a clause both editions word alike gets no note
 
     # Deleting the new edition brings the old one back as the one in force.
     bot.delete(new.name)
@@ -143,3 +151,5 @@ def test_cli_confirms_an_edition_and_asks_as_of_a_date(tmp_path, two_editions):
     then = json.loads(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm", "--json", "--as-of", "2024-06-01").stdout)
     assert {c["doc"] for c in then["citations"]} == {old.name}
     assert "$500" in then["answer"] and "$750" in now["answer"]
+    text = plain(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm").output)
+    assert f"The 2023 edition ({old.name}) said:" in text and "[earlier edition] homeshield-2023.pdf" in text
