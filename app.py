@@ -135,6 +135,7 @@ def sidebar_library(bot: PolicyBot, listing: DocumentList, can_edit: bool) -> li
         library_notice()
         upload_box(bot)
         editions_box(bot, docs)
+        effective_box(bot, docs)
         delete_box(bot, docs)
     return None if not scope or set(scope) == set(in_force) else scope
 
@@ -158,6 +159,29 @@ def editions_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
         for d in proposed:
             st.button(f"Confirm {d.name} as a new edition", key=f"confirm-{d.sha256[:16]}", on_click=confirm_edition, args=(bot, d.name))
         st.date_input("Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day.")
+
+
+def effective_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
+    """Set by hand the date a document's edition takes effect (when it does not say, or says wrong)."""
+    if not docs:
+        return
+    by_sha = {d.sha256: d for d in docs}
+    with st.sidebar.expander("Edition date"):
+        sha = st.selectbox("Document", list(by_sha), format_func=lambda key: by_sha[key].name, key="effective_doc")
+        doc = by_sha[sha]
+        current = date.fromisoformat(doc.effective_date) if doc.effective_date else date.today()
+        when = st.date_input("Takes effect on", value=current, key=f"effective_{sha[:16]}")
+        st.button("Set the date", key="do_effective", on_click=set_effective, args=(bot, doc.name, when))
+
+
+def set_effective(bot: PolicyBot, name: str, when: date) -> None:
+    try:
+        info = bot.set_effective(name, when)
+        st.session_state.library_notice = ("success", f"{name} takes effect on {info.effective_date}.")
+    except PolicyBotError as exc:
+        st.session_state.library_notice = ("warning", str(exc))
+    st.session_state.pop("scope_library", None)  # which editions are in force may have changed
+    st.session_state.pop("scope", None)
 
 
 def confirm_edition(bot: PolicyBot, name: str) -> None:

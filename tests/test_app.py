@@ -705,6 +705,14 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     assert shown(note.value).startswith(f"The 2023 edition ({old.name}) said:") and "$500" in shown(note.value)
     assert shown(reply.expander[-1].label).startswith(f"Earlier edition: {old.name}")
 
+    # The edition date set by hand in the library: the old edition's (read as 2023-01-01) moved.
+    at.sidebar.selectbox(key="effective_doc").select(next(o for o in at.sidebar.selectbox(key="effective_doc").options if "2023" in o)).run()
+    picker = next(d for d in at.sidebar.date_input if d.label == "Takes effect on")
+    assert picker.value == date(2023, 1, 1)
+    picker.set_value(date(2023, 2, 1)).run()
+    at = next(b for b in at.sidebar.button if b.label == "Set the date").click().run()
+    assert any("homeshield-2023.pdf takes effect on 2023-02-01" in shown(s.value) for s in at.sidebar.success)
+
     at.sidebar.date_input(key="as_of").set_value(date(2024, 6, 1)).run()
     at = ask(at, WATER_DEDUCTIBLE)
     first = messages(at, "assistant")[-1].expander[0]
