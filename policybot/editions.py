@@ -92,18 +92,20 @@ class EditionMatch:
     content: float
 
 
-def find_edition_of(title: str, vector: np.ndarray, candidates: Sequence[tuple[DocumentRow, np.ndarray]]) -> EditionMatch | None:
-    """The library document the new one is another edition of (``vector``: its passages' mean,
-    normalised), or None. Candidates come with their own mean vectors."""
+def find_edition_of(title: str, vector: np.ndarray, candidates: Sequence[DocumentRow], mean_of: Callable[[DocumentRow], np.ndarray | None]) -> EditionMatch | None:
+    """The library document the new one is another edition of (``vector``: its passages' mean
+    direction), or None. ``mean_of`` gives a candidate's mean direction; it is asked only for
+    candidates whose title matches, so a large library costs a title comparison per document."""
     from difflib import SequenceMatcher
 
     key = title_key(title)
     best: EditionMatch | None = None
-    for doc, mean in candidates:
+    for doc in candidates:
         title_score = SequenceMatcher(None, key, title_key(doc.title)).ratio() if key else 0.0
         if title_score < TITLE_SIMILARITY:
             continue
-        content = float(np.dot(vector, mean))
+        mean = mean_of(doc)
+        content = float(np.dot(vector, mean)) if mean is not None else 0.0
         if content >= CONTENT_SIMILARITY and (best is None or content > best.content):
             best = EditionMatch(doc, round(title_score, 3), round(content, 4))
     return best
@@ -126,27 +128,28 @@ def in_force(members: Sequence[DocumentRow], day: str) -> DocumentRow:
     return max(started, key=edition_day) if started else min(members, key=edition_day)
 
 
-def current_editions(docs: Sequence[DocumentRow], as_of: date | None = None) -> list[DocumentRow]:
-    """What a question searches: every document outside a confirmed edition family, and of each
-    family the edition in force on ``as_of`` (default today). Order kept."""
-    day = (as_of or date.today()).isoformat()
+def _families(docs: Sequence[DocumentRow]) -> list[list[DocumentRow]]:
+    """The confirmed edition families among ``docs``."""
     families: dict[str, list[DocumentRow]] = {}
     for doc in docs:
         if doc.family and doc.family_status == "confirmed":
             families.setdefault(doc.family, []).append(doc)
-    chosen = {in_force(members, day).doc_id for members in families.values()}
-    return [d for d in docs if not (d.family and d.family_status == "confirmed") or d.doc_id in chosen]
+    return list(families.values())
+
+
+def current_editions(docs: Sequence[DocumentRow], as_of: date | None = None) -> list[DocumentRow]:
+    """What a question searches: every document outside a confirmed edition family, and of each
+    family the edition in force on ``as_of`` (default today). Order kept."""
+    day = (as_of or date.today()).isoformat()
+    left_out = {m.doc_id for members in _families(docs) for m in members if m.doc_id != in_force(members, day).doc_id}
+    return [d for d in docs if d.doc_id not in left_out]
 
 
 def superseded(docs: Sequence[DocumentRow], as_of: date | None = None) -> dict[str, str]:
     """Names of editions not in force on ``as_of`` -> the name of the edition that is."""
     day = (as_of or date.today()).isoformat()
-    families: dict[str, list[DocumentRow]] = {}
-    for doc in docs:
-        if doc.family and doc.family_status == "confirmed":
-            families.setdefault(doc.family, []).append(doc)
     out: dict[str, str] = {}
-    for members in families.values():
+    for members in _families(docs):
         current = in_force(members, day)
         out.update({m.name: current.name for m in members if m.doc_id != current.doc_id})
     return out

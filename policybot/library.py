@@ -8,7 +8,6 @@ One ingestion runs at a time (the library lock, across processes); questions go 
 from __future__ import annotations
 
 import hashlib
-from difflib import SequenceMatcher
 import logging
 import shutil
 import tempfile
@@ -24,7 +23,7 @@ from policybot.bands import encode_probes, probe_bank, probe_scores
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, IngestError, PolicyBotError
 from policybot.index import DocumentIndex
-from policybot.editions import TITLE_SIMILARITY, current_editions, effective_date, find_edition_of, mean_direction, superseded, title_key
+from policybot.editions import current_editions, effective_date, find_edition_of, mean_direction, superseded
 from policybot.ingest import OcrPlan, ParsedDocument, check_file, read_pdf, safe_upload_name, sha256_of
 from policybot.llm import LLMUsage, load_prompt
 from policybot.pages import cached_render
@@ -158,14 +157,13 @@ class Library:
         """Propose the new document as another edition of a library document it matches."""
         c = self.components
         others = [d for d in c.index.documents() if d.doc_id != doc.doc_id and d.family_status != "proposed"]
-        candidates = []
-        for other in others:
-            if SequenceMatcher(None, title_key(doc.title), title_key(other.title)).ratio() < TITLE_SIMILARITY:
-                continue  # only a matching title costs a look at the vectors
-            stored = [v for v in c.registry.vectors(other.collection, [r.chunk_id for r in c.registry.chunks_of(other.collection, other.doc_id)]).values() if v is not None]
-            if stored:
-                candidates.append((other, mean_direction(np.vstack(stored))))
-        match = find_edition_of(doc.title, mean_direction(vectors), candidates) if len(vectors) else None
+
+        def mean_of(other: DocumentRow) -> np.ndarray | None:
+            chunk_ids = [r.chunk_id for r in c.registry.chunks_of(other.collection, other.doc_id)]
+            stored = [v for v in c.registry.vectors(other.collection, chunk_ids).values() if v is not None]
+            return mean_direction(np.vstack(stored)) if stored else None
+
+        match = find_edition_of(doc.title, mean_direction(vectors), others, mean_of) if len(vectors) else None
         if match is None:
             return []
         family = match.doc.family or match.doc.doc_id
