@@ -7,8 +7,10 @@ file only draws widgets, keeps per-session state, and forwards questions and upl
 from __future__ import annotations
 
 import time
-from datetime import date
 import uuid
+from collections import Counter
+from datetime import date
+from typing import Callable
 
 from policybot.startup import configure_process
 
@@ -152,8 +154,8 @@ def edition_summary(d: DocumentInfo) -> str:
 def editions_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
     """Confirm detected editions; choose the date whose editions are searched."""
     proposed = [d for d in docs if d.edition_status == "proposed"]
-    families = {d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed"}
-    if not proposed and not any(sum(1 for d in docs if d.edition_of == f) > 1 for f in families):
+    members = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
+    if not proposed and not any(n > 1 for n in members.values()):
         return
     with st.sidebar.expander("Editions", expanded=bool(proposed)):
         for d in proposed:
@@ -165,32 +167,33 @@ def effective_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
     """Set by hand the date a document's edition takes effect (when it does not say, or says wrong)."""
     if not docs:
         return
-    by_sha = {d.sha256: d for d in docs}
     with st.sidebar.expander("Edition date"):
-        sha = st.selectbox("Document", list(by_sha), format_func=lambda key: by_sha[key].name, key="effective_doc")
-        doc = by_sha[sha]
+        doc = pick_document(docs, "effective_doc")
         current = date.fromisoformat(doc.effective_date) if doc.effective_date else date.today()
-        when = st.date_input("Takes effect on", value=current, key=f"effective_{sha[:16]}")
+        when = st.date_input("Takes effect on", value=current, key=f"effective_{doc.sha256[:16]}")
         st.button("Set the date", key="do_effective", on_click=set_effective, args=(bot, doc.name, when))
 
 
 def set_effective(bot: PolicyBot, name: str, when: date) -> None:
-    try:
-        info = bot.set_effective(name, when)
-        st.session_state.library_notice = ("success", f"{name} takes effect on {info.effective_date}.")
-    except PolicyBotError as exc:
-        st.session_state.library_notice = ("warning", str(exc))
-    st.session_state.pop("scope_library", None)  # which editions are in force may have changed
-    st.session_state.pop("scope", None)
+    edition_change(lambda: f"{name} takes effect on {bot.set_effective(name, when).effective_date}.")
 
 
 def confirm_edition(bot: PolicyBot, name: str) -> None:
-    try:
+    def change() -> str:
         bot.confirm_edition(name)
-        st.session_state.library_notice = ("success", f"{name} is now an edition: questions use the edition in force.")
+        return f"{name} is now an edition: questions use the edition in force."
+
+    edition_change(change)
+
+
+def edition_change(change: Callable[[], str]) -> None:
+    """Run a change to dates or families, say what it did, and recompute the default scope:
+    which editions are in force (and so searched) may have changed."""
+    try:
+        st.session_state.library_notice = ("success", change())
     except PolicyBotError as exc:
         st.session_state.library_notice = ("warning", str(exc))
-    st.session_state.pop("scope_library", None)  # recompute the default scope (superseded editions out)
+    st.session_state.pop("scope_library", None)
     st.session_state.pop("scope", None)
 
 
@@ -253,16 +256,21 @@ def upload_box(bot: PolicyBot) -> None:
             st.sidebar.warning(escape_markdown(f"{name}: {warning}"))
 
 
+def pick_document(docs: list[DocumentInfo], key: str) -> DocumentInfo:
+    """A select box of the library's documents, keyed by SHA-256 (a choice survives renames)."""
+    by_sha = {d.sha256: d for d in docs}
+    sha = st.selectbox("Document", list(by_sha), format_func=lambda value: by_sha[value].name, key=key)
+    return by_sha[sha]
+
+
 def delete_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
     """Delete with a confirmation bound to one document: the click acts on the document that
     was shown and ticked (its SHA-256), never on whatever the list holds by then."""
     if not docs:
         return
-    by_sha = {d.sha256: d for d in docs}
     with st.sidebar.expander("Delete a document"):
-        sha = st.selectbox("Document", list(by_sha), format_func=lambda key: by_sha[key].name, key="delete_doc")
-        doc = by_sha[sha]
-        sure = st.checkbox(f"Yes, delete {escape_markdown(doc.name)} and its passages", key=f"delete_sure_{sha[:16]}")
+        doc = pick_document(docs, "delete_doc")
+        sure = st.checkbox(f"Yes, delete {escape_markdown(doc.name)} and its passages", key=f"delete_sure_{doc.sha256[:16]}")
         st.button("Delete", key="do_delete", disabled=not sure, on_click=delete_document, args=(bot, doc.name, doc.sha256))
 
 

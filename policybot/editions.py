@@ -192,8 +192,11 @@ def earlier_wording(current: DocumentRow, chunk: ChunkRow, library: Sequence[Doc
     for doc in older:
         candidates = chunks_of(doc)
         same = [c for c in candidates if c.section and c.section == chunk.section]
-        best = max(same or candidates, key=lambda c: SequenceMatcher(None, words, c.text.split(), autojunk=False).ratio(), default=None)
-        if best is None or (not same and SequenceMatcher(None, words, best.text.split(), autojunk=False).ratio() < SAME_CLAUSE_RATIO):
+        scored = [(SequenceMatcher(None, words, c.text.split(), autojunk=False).ratio(), c) for c in same or candidates]
+        if not scored:
+            continue
+        ratio, best = max(scored, key=lambda pair: pair[0])
+        if not same and ratio < SAME_CLAUSE_RATIO:
             continue
         current_text = " ".join(words)
         sentences = [best.text[a:b] for a, b in prose_sentences(best.text)]

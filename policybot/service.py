@@ -184,11 +184,12 @@ class PolicyBot:
         settings = opts.apply(self.settings)
         for event in AnswerPipeline(self._parts(settings), settings, llm, notice).run(question, as_turns(history), scope):
             if isinstance(event, AnswerEvent):
-                self._note_earlier_edition(event.answer, scope)
+                self._note_earlier_edition(event.answer)
             yield event
 
-    def _note_earlier_edition(self, answer: Answer, scope: list[DocumentRow]) -> None:
-        """When the best source's clause read differently in an older edition: say what it said."""
+    def _note_earlier_edition(self, answer: Answer) -> None:
+        """When the best source's clause read differently in an older edition: say what it said
+        (older editions are outside the question's scope, so the whole library is looked at)."""
         shown = answer.shown_citations
         if answer.refused or not shown:
             return
