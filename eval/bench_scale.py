@@ -648,12 +648,17 @@ def cold_streamlit(home: Path, chroma_url: str | None, browser: bool, timeout: f
             out.update(_browser_first_answer(url, started))
         out["server_rss_mb"] = round(proc_status("VmRSS", server.pid), 1)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     return out
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a server started for a measurement: politely, then for sure."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def _browser_first_answer(url: str, started: float) -> dict:
@@ -713,11 +718,7 @@ def chroma_server(path: Path) -> Iterator[str]:
             raise SystemExit(f"the Chroma server at {url} did not start; see {log.name}")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 
