@@ -65,8 +65,10 @@ ocr:
 		echo "note: tesseract not found; to read scanned PDFs: sudo apt-get install tesseract-ocr"; \
 	fi
 
-# The type checker first (strict on the pipeline's stages; see pyproject.toml), then the tests.
+# Formatting and lint (ruff), the type checker (strict on answer/ and core/; see pyproject.toml), then the tests.
 test: install-dev browser ocr
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 

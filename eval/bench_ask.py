@@ -19,14 +19,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from policybot.evaluation import load_dataset  # noqa: E402
+from policybot.evaluation.datasets import load_dataset  # noqa: E402
+from policybot.evaluation.metrics import percentile  # noqa: E402
 from policybot.service import PolicyBot  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def main() -> None:
@@ -43,7 +39,7 @@ def main() -> None:
     t0 = time.perf_counter()
     bot.warm_up()
     llm, notice = bot.llm()
-    print(f"profile {bot.profile.name}; LLM {llm.name if llm and not args.no_llm else 'none (extractive)'}; warm-up {time.perf_counter() - t0:.1f} s")
+    print(f"profile {bot.components.profile.name}; LLM {llm.name if llm and not args.no_llm else 'none (extractive)'}; warm-up {time.perf_counter() - t0:.1f} s")
     stages: dict[str, list[float]] = defaultdict(list)
     first_passages, totals, calls, prompt_toks, output_toks, modes = [], [], [], [], [], defaultdict(int)
     for _ in range(args.repeat):
@@ -64,10 +60,10 @@ def main() -> None:
             modes[answer.mode] += 1
     n = len(totals)
     print(f"{n} questions: {dict(modes)}")
-    print(f"first passages shown after: p50 {pct(first_passages, .5):.3f} s, p95 {pct(first_passages, .95):.3f} s")
-    print(f"whole answer: p50 {pct(totals, .5):.3f} s, p95 {pct(totals, .95):.3f} s")
+    print(f"first passages shown after: p50 {percentile(first_passages, .5):.3f} s, p95 {percentile(first_passages, .95):.3f} s")
+    print(f"whole answer: p50 {percentile(totals, .5):.3f} s, p95 {percentile(totals, .95):.3f} s")
     for stage, values in stages.items():
-        print(f"  {stage:12s} p50 {pct(values, .5):.4f} s  p95 {pct(values, .95):.4f} s  (n={len(values)})")
+        print(f"  {stage:12s} p50 {percentile(values, .5):.4f} s  p95 {percentile(values, .95):.4f} s  (n={len(values)})")
     print(f"LLM calls per question: mean {statistics.mean(calls):.2f}, max {max(calls)}")
     print(f"prompt tokens per question: mean {statistics.mean(prompt_toks):.0f}; output tokens: mean {statistics.mean(output_toks):.0f}")
 

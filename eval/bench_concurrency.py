@@ -40,11 +40,6 @@ def rss_mb() -> float:
     return 0.0
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--home", required=True)
@@ -52,6 +47,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=3)
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from policybot.evaluation.metrics import percentile
     from policybot.events import AnswerEvent, PassagesEvent
     from policybot.service import PolicyBot
     from policybot.settings import Settings
@@ -59,7 +55,7 @@ def main() -> None:
     bot = PolicyBot(Settings(home=Path(args.home), profile="lite", llm_mode="off"))
     bot.warm_up()
     bot.ask(QUESTIONS[0], use_llm=False)  # the first question also loads the probe calibration
-    chunks = sum(d.chunks for d in bot.documents().documents)
+    chunks = sum(d.chunks for d in bot.library.documents().documents)
     first, whole, errors = [], [], []
     lock = threading.Lock()
 
@@ -84,8 +80,8 @@ def main() -> None:
         list(pool.map(session, range(args.sessions)))
     wall = time.perf_counter() - started
     print(f"library: {chunks} chunks; {args.sessions} sessions x {args.questions} questions at once, no LLM; wall {wall:.1f} s")
-    print(f"first passages: p50 {statistics.median(first):.2f} s, p95 {pct(first, 0.95):.2f} s")
-    print(f"whole answer:   p50 {statistics.median(whole):.2f} s, p95 {pct(whole, 0.95):.2f} s (target p95 <= 3 s)")
+    print(f"first passages: p50 {statistics.median(first):.2f} s, p95 {percentile(first, 0.95):.2f} s")
+    print(f"whole answer:   p50 {statistics.median(whole):.2f} s, p95 {percentile(whole, 0.95):.2f} s (target p95 <= 3 s)")
     print(f"errors: {len(errors)} {errors[:3]}")
     print(f"process RSS: {rss_mb():.0f} MB; machine load (1, 5, 15 min): {os.getloadavg()}")
 

@@ -35,11 +35,12 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from policybot.embeddings import get_embedder  # noqa: E402
-from policybot.index import DocumentIndex  # noqa: E402
-from policybot.profiles import PROFILES  # noqa: E402
-from policybot.registry import Registry, doc_of  # noqa: E402
+from policybot.core.rows import doc_of
+from policybot.models.embeddings import get_embedder  # noqa: E402
+from policybot.models.profiles import PROFILES  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
+from policybot.store.index import DocumentIndex  # noqa: E402
+from policybot.store.registry import Registry  # noqa: E402
 
 DEFAULT_DOCS = ROOT.parent / "shared" / "eval-data" / "nfip-flood" / "docs"
 

@@ -36,8 +36,8 @@ def main() -> None:
             overrides["chunker"] = args.chunker
         bot = PolicyBot(Settings(**overrides))
         t0 = time.perf_counter()
-        bot.embedder.warm_up()
-        print(f"profile {bot.profile.name}, chunker {bot.settings.chunker}")
+        bot.components.embedder.warm_up()
+        print(f"profile {bot.components.profile.name}, chunker {bot.settings.chunker}")
         print(f"model load: {time.perf_counter() - t0:.1f} s, peak RSS {peak_rss_mb():.0f} MB")
         t0 = time.perf_counter()
         report = bot.ingest(args.paths)

@@ -54,8 +54,8 @@ def read_scan(scan: Path, digital: Path, dpi: int) -> dict:
     default 300 for scans coarser than OCR needs); CER per page against the digital text layer."""
     import pymupdf
 
-    from policybot.ingest import OcrPlan, read_pdf
-    from policybot.ocr import TesseractOCR
+    from policybot.ingestion.ocr import TesseractOCR
+    from policybot.ingestion.pdf import OcrPlan, read_pdf
     from policybot.settings import OcrSettings
 
     settings = OcrSettings(dpi=dpi)
@@ -115,7 +115,7 @@ def dataset(folder: Path, scan: Path | None) -> Path:
 
 
 def retrieval(folder: Path, out: Path, cache: Path) -> dict:
-    from policybot.eval_harness import run_config, summarize
+    from policybot.evaluation.harness import run_config, summarize
 
     result = run_config(folder, "hybrid", out, cache)
     rows = result["questions"]

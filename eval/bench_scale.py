@@ -103,8 +103,10 @@ def rss_mb() -> float:
 
 
 def pct(values: Sequence[float], q: float) -> float:
-    """The q-quantile by linear interpolation (numpy's default)."""
-    return float(np.percentile(np.asarray(values, dtype=float), q * 100)) if values else float("nan")
+    """The q-quantile (``policybot.evaluation.metrics.percentile``); NaN for no values."""
+    from policybot.evaluation.metrics import percentile
+
+    return percentile(values, q) if values else float("nan")
 
 
 def dir_mb(path: Path) -> float:
@@ -219,74 +221,33 @@ def install_vector_cache(embedder: Any, cache: VectorCache, model_id: str | None
             found.update(new)
         return np.vstack([found[k] for k in keys]).astype(np.float32, copy=False)
 
-    embedder.embed = embed
-    embedder._bench_original_embed = original
+    embedder.embed = embed  # an instance attribute: deleting it brings back the class's method
     return stats
 
 
 def uninstall_vector_cache(embedder: Any) -> None:
     if "embed" in vars(embedder):
         del embedder.embed
-    vars(embedder).pop("_bench_original_embed", None)
 
 
 # --- timing the ingestion stages ---------------------------------------------------------------------
 
-class StageTimer:
-    """Seconds per stage, by wrapping the functions each stage calls."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-
-    def wrap(self, stage: str, fn: Callable) -> Callable:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds[stage] += time.perf_counter() - started
-        timed.__wrapped__ = fn  # type: ignore[attr-defined]
-        return timed
-
-    def take(self) -> dict[str, float]:
-        out = dict(self.seconds)
-        self.seconds.clear()
-        return out
+# The pipeline's own stage timings (IngestOutcome.timings), grouped as this report shows them.
+STAGE_GROUPS = {"parse": ("read", "sections"), "chunk": ("chunk",), "embed": ("embed",), "probes": ("probes",), "index": ("store", "register")}
 
 
-def instrument(bot: Any) -> StageTimer:
-    """Wrap parse (``read_pdf`` as the library calls it), chunk, embed and index (``DocumentIndex.add``)."""
-    from policybot import library
-
-    timer = StageTimer()
-    if not hasattr(library.read_pdf, "__wrapped__"):
-        library.read_pdf = timer.wrap("parse", library.read_pdf)
-    else:  # a second bot in this process: re-point the wrapper at this timer
-        library.read_pdf = timer.wrap("parse", library.read_pdf.__wrapped__)
-    c = bot.components
-    chunker = c.chunker
-    chunker.run = timer.wrap("chunk", getattr(chunker.run, "__wrapped__", chunker.run))
-    embedder = c.embedder
-    embedder.embed = timer.wrap("embed", embedder.embed)
-    index = c.index
-    index.add = timer.wrap("index", getattr(index.add, "__wrapped__", index.add))
-    return timer
-
-
-def ingest_timed(bot: Any, timer: StageTimer, path: Path) -> dict:
-    """Ingest one file; its outcome with seconds per stage."""
-    timer.take()
+def ingest_timed(bot: Any, path: Path) -> dict:
+    """Ingest one file; its outcome with seconds per stage (as the ingestion pipeline timed them)."""
     started = time.perf_counter()
     outcome = bot.ingest_file(Path(path))
     total = time.perf_counter() - started
-    stages = timer.take()
     record = {
         "name": outcome.name, "status": outcome.status, "pages": outcome.pages, "chunks": outcome.chunks or 0,
         "seconds": round(total, 4), "message": outcome.message if outcome.status == "failed" else "",
     }
-    for stage in ("parse", "chunk", "embed", "index"):
-        record[stage] = round(stages.get(stage, 0.0), 4)
-    record["other"] = round(max(0.0, total - sum(record[s] for s in ("parse", "chunk", "embed", "index"))), 4)
+    for group, stages in STAGE_GROUPS.items():
+        record[group] = round(sum(outcome.timings.get(stage, 0.0) for stage in stages), 4)
+    record["other"] = round(max(0.0, total - sum(record[s] for s in STAGE_GROUPS)), 4)
     return record
 
 
@@ -298,7 +259,7 @@ def make_bot(home: Path, chroma_url: str | None = None) -> Any:
 
 
 def chunk_count(bot: Any) -> int:
-    return int(bot.registry.chunk_count(bot.index.collection))
+    return int(bot.components.registry.chunk_count(bot.components.index.collection))
 
 
 # --- phase: build a library ----------------------------------------------------------------------------
@@ -308,16 +269,15 @@ def phase_build(home: Path, size: int, seed: int, corpus_dir: Path, cache_path: 
     started = time.perf_counter()
     bot = make_bot(home, chroma_url)
     t0 = time.perf_counter()
-    bot.embedder.warm_up()
+    bot.components.embedder.warm_up()
     warm = time.perf_counter() - t0
     _ = bot.components.probe_vectors  # embedded once per process: kept out of the first document's figures
     stats = None
     cache = None
     if cache_path is not None:
         cache = VectorCache(cache_path)
-        stats = install_vector_cache(bot.embedder, cache)
-    timer = instrument(bot)
-    have = {d.name for d in bot.index.documents()}
+        stats = install_vector_cache(bot.components.embedder, cache)
+    have = {d.name for d in bot.components.index.documents()}
     count = chunk_count(bot)
     added = 0
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -329,7 +289,7 @@ def phase_build(home: Path, size: int, seed: int, corpus_dir: Path, cache_path: 
                 continue
             before = (stats.hits, stats.misses) if stats else (0, 0)
             gen_started = time.perf_counter()
-            record = ingest_timed(bot, timer, path)
+            record = ingest_timed(bot, path)
             record["hits"] = (stats.hits - before[0]) if stats else 0
             record["misses"] = (stats.misses - before[1]) if stats else record["chunks"]
             count = chunk_count(bot)
@@ -343,10 +303,10 @@ def phase_build(home: Path, size: int, seed: int, corpus_dir: Path, cache_path: 
             if added % 5 == 0 or count >= size:
                 print(f"  {count} chunks ({added} documents this run, {record['name']}: {record['chunks']} chunks in {record['seconds']:.1f} s)", flush=True)
     t0 = time.perf_counter()
-    bot.index.lexical_ready()
+    bot.components.index.lexical_ready()
     bm25 = time.perf_counter() - t0
     result = {
-        "chunks": count, "documents": len(bot.index.documents()), "added_this_run": added, "model_load_s": round(warm, 2),
+        "chunks": count, "documents": len(bot.components.index.documents()), "added_this_run": added, "model_load_s": round(warm, 2),
         "bm25_first_build_s": round(bm25, 3), "peak_rss_mb": round(proc_status("VmHWM"), 1), "rss_mb": round(rss_mb(), 1),
         "wall_s": round(time.perf_counter() - started, 1), "load": load(),
         "cache": vars(stats) if stats else None, "cache_entries": cache.count() if cache else None,
@@ -406,7 +366,7 @@ def load_questions(n: int) -> list[dict]:
 
 def _fresh_query(bot: Any) -> None:
     """Forget remembered query vectors, so each timed question embeds its text as a new one would."""
-    queries = getattr(bot.embedder, "_queries", None)
+    queries = getattr(bot.components.embedder, "_queries", None)
     if isinstance(queries, dict):
         queries.clear()
 
@@ -429,7 +389,7 @@ def phase_measure(home: Path, n_questions: int, seed: int, corpus_dir: Path, chr
     t_init = time.perf_counter() - t_start
     warm_s, _ = _timed(bot.warm_up)
     library_chunks = chunk_count(bot)
-    docs = {d.name: d for d in bot.index.documents()}
+    docs = {d.name: d for d in bot.components.index.documents()}
     questions = [q for q in load_questions(n_questions) if q["scope"] in docs]
     out: dict[str, Any] = {"chunks": library_chunks, "documents": len(docs), "init_s": round(t_init, 3), "warm_up_s": round(warm_s, 3),
                            "rss_after_warm_up_mb": round(rss_mb(), 1), "load_start": load(), "questions": len(questions)}
@@ -469,9 +429,9 @@ def phase_measure(home: Path, n_questions: int, seed: int, corpus_dir: Path, chr
         # Starvation check one level down: each retriever's own candidate list inside the scope.
         doc = docs[q["scope"]]
         k = bot.settings.candidates_per_retriever
-        dense_scoped.append(len(bot.retriever.dense.run(q["question"], k, [doc.doc_id])))
+        dense_scoped.append(len(bot.components.retriever.dense.run(q["question"], k, [doc.doc_id])))
         dense_expected.append(min(k, doc.chunks))
-        lexical_scoped.append(len(bot.retriever.lexical.run(q["question"], k, [doc.doc_id])))
+        lexical_scoped.append(len(bot.components.retriever.lexical.run(q["question"], k, [doc.doc_id])))
     out.update({
         "load_after_queries": load(),
         "search": latency_block(search_t), "search_cached_query": latency_block(search_cached_t), "ask": latency_block(ask_t),
@@ -512,7 +472,7 @@ def query_embed_latency(bot: Any, questions: list[str]) -> dict:
         times = []
         for q in questions:
             _fresh_query(bot)
-            times.append(_timed(lambda q=q: bot.embedder.embed_query(q))[0])
+            times.append(_timed(lambda q=q: bot.components.embedder.embed_query(q))[0])
         out[label] = latency_block(times)
     torch.set_num_threads(default)
     out["load"] = load()
@@ -522,9 +482,9 @@ def query_embed_latency(bot: Any, questions: list[str]) -> dict:
 def dense_filter_cost(bot: Any, questions: list[str]) -> dict:
     """The Chroma query alone (50 nearest): with the ``doc_id $in [every document]`` filter that an
     unscoped question sends, and without a filter: the filter's cost grows with the library."""
-    col = bot.index.store.collection
-    doc_ids = [d.doc_id for d in bot.index.documents()]
-    vectors = [bot.embedder.embed_query(q) for q in questions]
+    col = bot.components.index.store.collection
+    doc_ids = [d.doc_id for d in bot.components.index.documents()]
+    vectors = [bot.components.embedder.embed_query(q) for q in questions]
     out = {}
     for label, where in (("all_docs_filter", {"doc_id": {"$in": doc_ids}}), ("no_filter", None), ("one_doc_filter", {"doc_id": doc_ids[0]})):
         times = []
@@ -539,13 +499,12 @@ def add_one_document(bot: Any, seed: int, corpus_dir: Path) -> dict:
     """Add a ~30-page document the library lacks: ingest (split), then until it is searchable;
     then delete it, leaving the library as it was."""
     path = scale_corpus.long_pdf(seed, corpus_dir)
-    if bot.registry.by_name(bot.index.collection, path.name) is not None:
+    if bot.components.registry.by_name(bot.components.index.collection, path.name) is not None:
         bot.delete(path.name)
-        bot.index.lexical_ready()
-    timer = instrument(bot)
-    record = ingest_timed(bot, timer, path)
+        bot.components.index.lexical_ready()
+    record = ingest_timed(bot, path)
     _fresh_query(bot)
-    bm25_s, _ = _timed(bot.index.lexical_ready)
+    bm25_s, _ = _timed(bot.components.index.lexical_ready)
     _fresh_query(bot)
     first_search_s, res = _timed(lambda: bot.search("How long is the waiting period for accidental damage?", k=10, docs=[path.name]))
     record.update({
@@ -554,9 +513,9 @@ def add_one_document(bot: Any, seed: int, corpus_dir: Path) -> dict:
         "searchable_after_s": round(record["seconds"] + bm25_s + first_search_s, 3),
     })
     delete_s, _ = _timed(lambda: bot.delete(path.name))
-    bm25_del_s, _ = _timed(bot.index.lexical_ready)
+    bm25_del_s, _ = _timed(bot.components.index.lexical_ready)
     record.update({"delete_s": round(delete_s, 3), "bm25_after_delete_s": round(bm25_del_s, 3)})
-    uninstall_vector_cache(bot.embedder)  # removes the timing wrapper too
+    uninstall_vector_cache(bot.components.embedder)
     return record
 
 
@@ -567,27 +526,26 @@ def phase_fema(home: Path, runs: int = 2) -> dict:
     bot = make_bot(home)
     warm_s, _ = _timed(bot.warm_up)
     _ = bot.components.probe_vectors
-    timer = instrument(bot)
     warm_doc = next(p for p in scale_corpus.fixed_documents() if "privacy" in str(p))
-    ingest_timed(bot, timer, warm_doc)  # collection created, everything loaded: a warm process
+    ingest_timed(bot, warm_doc)  # collection created, everything loaded: a warm process
     dwelling = scale_corpus.SHARED / "nfip-flood" / "docs" / "nfip-sfip-dwelling.pdf"
     records = []
     for _ in range(runs):
-        if bot.registry.by_name(bot.index.collection, dwelling.name) is not None:
+        if bot.components.registry.by_name(bot.components.index.collection, dwelling.name) is not None:
             bot.delete(dwelling.name)
-        records.append(ingest_timed(bot, timer, dwelling))
-    row = bot.registry.by_name(bot.index.collection, dwelling.name)
-    texts = [c.index_text for c in bot.registry.chunks_of(bot.index.collection, row.doc_id)]
-    uninstall_vector_cache(bot.embedder)
+        records.append(ingest_timed(bot, dwelling))
+    row = bot.components.registry.by_name(bot.components.index.collection, dwelling.name)
+    texts = [c.index_text for c in bot.components.registry.chunks_of(bot.components.index.collection, row.doc_id)]
+    uninstall_vector_cache(bot.components.embedder)
     raw = []
     for _ in range(runs):
-        t, _ = _timed(lambda: bot.embedder.embed(texts))
+        t, _ = _timed(lambda: bot.components.embedder.embed(texts))
         raw.append(t)
     best = min(records, key=lambda r: r["seconds"])
     return {"model_load_s": round(warm_s, 2), "runs": records, "best": best, "texts": len(texts),
             "raw_embed_s": [round(t, 3) for t in raw], "raw_chunks_per_s": round(len(texts) / min(raw), 1),
             "pipeline_embed_chunks_per_s": round(best["chunks"] / best["embed"], 1) if best["embed"] else None,
-            "batch_size": bot.embedder.batch_size, "load": load()}
+            "batch_size": bot.components.embedder.batch_size, "load": load()}
 
 
 # --- phase: cold start -----------------------------------------------------------------------------------

@@ -28,17 +28,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from policybot.evaluation import load_dataset  # noqa: E402
+from policybot.evaluation.datasets import load_dataset  # noqa: E402
+from policybot.evaluation.metrics import auroc  # noqa: E402
 from policybot.service import PolicyBot  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
-
-
-def auroc(pos: list[float], neg: list[float]) -> float:
-    """Probability that a random answerable question scores above a random unanswerable one."""
-    if not pos or not neg:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
 
 
 def score_set(root: Path, cache: Path, profile: str) -> list[dict]:
@@ -46,7 +39,7 @@ def score_set(root: Path, cache: Path, profile: str) -> list[dict]:
     bot = PolicyBot(Settings(home=cache / root.name, profile=profile, llm_mode="off"))
     report = bot.ingest(dataset.docs)
     assert not report.failed, [o.message for o in report.failed]
-    has_reranker = bot.profile.profile.reranker is not None
+    has_reranker = bot.components.profile.profile.reranker is not None
     rows = []
     for q in dataset.questions:
         answer = bot.ask(q.question, use_llm=False, rerank=has_reranker)
@@ -75,12 +68,12 @@ def summarise(name: str, rows: list[dict]) -> None:
             print(f"  {group:13s} n={len(members):4d}  bands {bands}  refused {refused:.1%}")
     pos = [r["margin"] for r in groups["answerable"]]
     neg = [r["margin"] for r in groups["near_miss"] + groups["out_of_scope"]]
-    print(f"  AUROC of the cosine margin: {auroc(pos, neg):.3f}")
+    print(f"  AUROC of the cosine margin: {auroc(pos, neg)}")
     probs = sorted(r["reranker"] for r in groups["answerable"] if r["reranker"] is not None)
     if probs:
         negs = [r["reranker"] for r in groups["near_miss"] + groups["out_of_scope"] if r["reranker"] is not None]
         keep95 = probs[int(0.05 * len(probs))]
-        print(f"  reranker: AUROC {auroc(probs, negs):.3f}; threshold keeping 95 % of answerable questions: {keep95:.3f}")
+        print(f"  reranker: AUROC {auroc(probs, negs)}; threshold keeping 95 % of answerable questions: {keep95:.3f}")
 
 
 def main() -> None:

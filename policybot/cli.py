@@ -26,9 +26,6 @@ app.add_typer(models_app, name="models")
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
 
-_STAGES = {"read": "reading pages", "ocr": "reading scanned pages (OCR)", "chunk": "chunked", "embed": "embedding chunks", "save": "saving", "done": "done"}
-
-
 def _settings(ctx: typer.Context) -> Settings:
     return ctx.obj["settings"]
 
@@ -80,7 +77,8 @@ def ingest(
     ),
 ) -> None:
     """Add PDFs to the library. Unchanged files are skipped; changed ones replace their old version."""
-    from policybot.library import expand_paths
+    from policybot.events import INGEST_STAGES
+    from policybot.ingestion.files import expand_paths
 
     when = _iso_date(effective, "--effective") if effective else None
     bot = _service(ctx)
@@ -97,7 +95,7 @@ def ingest(
             task = current.get(event.file)
             if task is None:
                 task = current[event.file] = bar.add_task(event.file, total=event.total)
-            bar.update(task, description=f"{event.file}: {_STAGES[event.stage]}", completed=event.done, total=event.total)
+            bar.update(task, description=f"{event.file}: {INGEST_STAGES[event.stage]}", completed=event.done, total=event.total)
             if event.stage == "done":
                 bar.remove_task(task)
                 current.pop(event.file, None)
@@ -109,7 +107,7 @@ def ingest(
     if as_json:
         _print_json(report)
     else:
-        err.print(f"profile {report.profile} ({bot.profile.reason}); chunker {report.chunker}", highlight=False)
+        err.print(f"profile {report.profile} ({bot.status().profile_reason}); chunker {report.chunker}", highlight=False)
         for o in report.outcomes:
             if o.status == "failed":
                 out.print(f"[red]FAILED[/red]    {escape(o.message)}", highlight=False)
@@ -143,7 +141,7 @@ def docs(
         else:
             out.print(f"deleted {report.name}", highlight=False)
         return
-    listing = bot.documents()
+    listing = bot.library.documents()
     if as_json:
         _print_json(listing)
         return
@@ -173,7 +171,7 @@ def _set_effective(bot: Any, report: Any, when: Any) -> None:
     """--effective: the user's date for every document this run ingested or found unchanged."""
     for outcome in report.outcomes:
         if outcome.status != "failed":
-            info = bot.set_effective(outcome.name, when)
+            info = bot.library.set_effective(outcome.name, when)
             outcome.message = "; ".join(m for m in (outcome.message, f"effective {info.effective_date} (set by hand)") if m)
 
 
@@ -198,13 +196,13 @@ def editions(
     bot = _service(ctx)
     try:
         if confirm:
-            bot.confirm_edition(confirm)
+            bot.library.confirm_edition(confirm)
         if separate:
-            bot.confirm_edition(separate, confirm=False)
+            bot.library.confirm_edition(separate, confirm=False)
     except PolicyBotError as exc:
         _fail(str(exc))
     families: dict[str, list[Any]] = {}
-    for d in bot.documents().documents:
+    for d in bot.library.documents().documents:
         if d.edition_of:
             families.setdefault(d.edition_of, []).append(d)
     if not any(len(members) > 1 for members in families.values()):
@@ -259,8 +257,7 @@ def ask(
 ) -> None:
     """Answer a question from the documents, with checked citations."""
     from policybot.errors import PolicyBotError
-
-    from policybot.events import AnswerEvent, StageEvent, StandaloneEvent, TokenEvent
+    from policybot.events import ANSWER_STAGES, AnswerEvent, StageEvent, StandaloneEvent, TokenEvent
     from policybot.options import AskOptions
 
     bot = _service(ctx)
@@ -274,7 +271,7 @@ def ask(
             elif as_json:
                 continue
             elif isinstance(event, StageEvent):
-                err.print(f"[dim]{event.name}…[/dim]", highlight=False)
+                err.print(f"[dim]{ANSWER_STAGES[event.name]}[/dim]", highlight=False)
             elif isinstance(event, StandaloneEvent):
                 err.print(f"[dim]searching for: {escape(event.question)}[/dim]", highlight=False)
             elif isinstance(event, TokenEvent):
@@ -302,9 +299,9 @@ def evidence(
     as_md: bool = typer.Option(False, "--md", help="Print the table and trace as Markdown."),
 ) -> None:
     """Collect everything the documents say on an issue: a table of cited passages with their roles."""
+    from policybot.display.export import evidence_csv, evidence_markdown
     from policybot.errors import PolicyBotError
     from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
-    from policybot.export import evidence_csv, evidence_markdown
     from policybot.options import EvidenceOptions
 
     if sum([as_json, as_csv, as_md]) > 1:
@@ -395,7 +392,9 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print the DoctorReport as JSON."),
 ) -> None:
     """Check models, index and Ollama; print the command that fixes each problem."""
-    report = _service(ctx).doctor(repair=repair)
+    from policybot.doctor import run_checks
+
+    report = run_checks(_service(ctx), repair=repair)
     if as_json:
         _print_json(report)
     else:
@@ -431,8 +430,8 @@ def eval_command(
     missing = [m for m in ("ranx", "matplotlib", "rouge_score") if importlib.util.find_spec(m) is None]
     if missing:
         _fail(f"policybot eval needs {', '.join(missing)}: run `pip install -e '.[eval]'` (or `make eval`)")
-    from policybot.eval_harness import CONFIGS, GRID, run_grid
-    from policybot.evidence_eval import EVIDENCE_CONFIGS, is_evidence_dataset
+    from policybot.evaluation.evidence import EVIDENCE_CONFIGS, is_evidence_dataset
+    from policybot.evaluation.harness import CONFIGS, GRID, run_grid
 
     evidence_sets = [d for d in datasets if is_evidence_dataset(d)]
     evidence_names = list(EVIDENCE_CONFIGS) if grid or not config else config
@@ -469,7 +468,7 @@ def eval_command(
 
 def _eval_evidence(ctx: typer.Context, dataset: Path, names: List[str], out_dir: Path, cache: Path, limit: Optional[int]) -> None:
     """Evidence mode on an evidence set (issues.jsonl): clause recall of each configuration."""
-    from policybot.evidence_eval import EvidenceDatasetError, run_evidence, summary_line
+    from policybot.evaluation.evidence import EvidenceDatasetError, run_evidence, summary_line
 
     try:
         results, report = run_evidence(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{escape(m)}[/dim]", highlight=False))
@@ -486,8 +485,8 @@ def models_pull(
     profile: str = typer.Option("paper", "--profile", help="Profile whose models to download."),
 ) -> None:
     """Download a profile's models into POLICYBOT_MODELS_DIR and pull its LLM into Ollama."""
-    from policybot.models import pull_profile
-    from policybot.profiles import PROFILES
+    from policybot.models.downloads import pull_profile
+    from policybot.models.profiles import PROFILES
 
     if profile not in PROFILES:
         _fail(f"unknown profile '{profile}' (choose from {', '.join(PROFILES)})")

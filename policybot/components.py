@@ -14,24 +14,28 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-from policybot.bands import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
-from policybot.chunking import Chunker, make_chunker
-from policybot.embeddings import Embedder, get_embedder
-from policybot.evidence import EvidenceTools
-from policybot.feedback import FeedbackStore
-from policybot.index import DocumentIndex
-from policybot.locks import LibraryLock
-from policybot.profiles import ResolvedProfile, resolve_profile
-from policybot.providers import LLMProvider
-from policybot.naming import NamedDocument, name_phrases, named_documents
-from policybot.ocr import TesseractOCR
-from policybot.query import section_matches
-from policybot.references import Glossary, ReferenceFollower, glossary_of
-from policybot.registry import DocumentRow, Registry, doc_of
-from policybot.rerank import Reranker, get_reranker
-from policybot.retrieval import HybridRetriever
-from policybot.scoring import Thresholds
+from policybot.answer.naming import NamedDocument, name_phrases, named_documents
+from policybot.answer.pipeline import AnswerParts
+from policybot.answer.query import section_matches
+from policybot.answer.references import Glossary, ReferenceFollower, glossary_of
+from policybot.answer.retrieval import HybridRetriever
+from policybot.answer.scoring import Thresholds
+from policybot.core.probes import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
+from policybot.core.rows import DocumentRow, doc_of
+from policybot.evidence.tools import EvidenceTools
+from policybot.ingestion.chunking import Chunker, make_chunker
+from policybot.ingestion.ocr import TesseractOCR
+from policybot.ingestion.pdf import OcrPlan
+from policybot.ingestion.pipeline import IngestParts
+from policybot.models.embeddings import Embedder, get_embedder
+from policybot.models.profiles import ResolvedProfile, resolve_profile
+from policybot.models.providers import LLMProvider
+from policybot.models.rerank import Reranker, get_reranker
 from policybot.settings import Settings
+from policybot.store.feedback import FeedbackStore
+from policybot.store.index import DocumentIndex
+from policybot.store.locks import LibraryLock
+from policybot.store.registry import Registry
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -200,7 +204,7 @@ class Components:
 
     @property
     def references(self) -> ReferenceFollower:
-        """Follows cross-references and defined terms to their clauses (``references.py``)."""
+        """Follows cross-references and defined terms to their clauses (``answer/references.py``)."""
         collection = self.index.collection
 
         def clause(doc_id: str, number: str) -> str | None:
@@ -216,7 +220,7 @@ class Components:
         return ReferenceFollower(clause, glossary, rows, self.settings.max_supporting_sources)
 
     def evidence_tools(self, scope: Sequence[DocumentRow]) -> EvidenceTools:
-        """``Search`` and ``Lookup`` over a scope, for evidence mode (``evidence.py``)."""
+        """``Search`` and ``Lookup`` over a scope, for evidence mode (``evidence/tools.py``)."""
         collection = self.index.collection
 
         def clause_chunks(doc_id: str, number: str) -> list[str]:
@@ -234,6 +238,44 @@ class Components:
 
         rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
         return EvidenceTools(self.retriever, rows, clause_chunks, sections_of, glossary, self.calibration(scope), scope)
+
+    # --- what the pipelines are built from --------------------------------------------------
+    def answer_parts(self, settings: Settings) -> AnswerParts:
+        """The answer pipeline's parts for one question's settings (the reranker only if asked)."""
+        collection = self.index.collection
+        return AnswerParts(
+            retriever=self.retriever,
+            rows=lambda ids: self.registry.chunks(collection, ids),
+            vectors=self.index.vectors,
+            embed_query=self.embedder.embed_query,
+            reranker=self.reranker() if settings.rerank else None,
+            thresholds=self.thresholds,
+            profile=self.profile.name,
+            llm_model=self.profile.profile.llm.name,
+            calibration=self.calibration,
+            name_documents=self.name_documents,
+            library=self.index.documents,
+            chunks_of=lambda doc: self.registry.chunks_of(doc.collection, doc.doc_id),
+            references=self.references,
+        )
+
+    def ingest_parts(self) -> IngestParts:
+        """The ingestion pipeline's parts. Opening the index here cleans a crash's leftovers before
+        the library lock is taken."""
+        engine = self.ocr_engine()
+        return IngestParts(
+            settings=self.settings,
+            registry=self.registry,
+            index=self.index,
+            embedder=self.embedder,
+            chunker=lambda: self.chunker,
+            lock=self.library_lock,
+            embedding_model=self.profile.profile.embedding.hf_id,
+            probe_vectors=lambda: self.probe_vectors,
+            ocr=OcrPlan(engine, self.settings.ocr, "" if engine else self.ocr_fix()),
+            llm=lambda: self.llm.get()[0],
+            profile=self.profile.name,
+        )
 
     @property
     def thresholds(self) -> Thresholds:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from policybot.profiles import Profile, local_model_path
-from policybot.providers import ollama_status
+from policybot.models.profiles import Profile, local_model_path
+from policybot.models.providers import ollama_status
 from policybot.schemas import Check, DoctorReport
 from policybot.settings import Settings
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def run_checks(bot: PolicyBot, repair: bool = False, ollama_client: Any = None) -> DoctorReport:
     """Check models, index and LLM server for a ``PolicyBot`` service."""
-    resolved = bot.profile
+    resolved = bot.components.profile
     checks = _model_checks(bot.settings, resolved.profile)
     checks.append(_index_check(bot, repair))
     checks.append(_documents_check(bot))
@@ -73,12 +73,12 @@ def _ocr_check(bot: PolicyBot) -> Check:
 
 
 def _documents_check(bot: PolicyBot) -> Check:
-    docs = bot.documents()
+    docs = bot.library.documents()
     return Check(
         name="documents",
         ok=bool(docs.documents),
         required=False,
-        detail=f"{len(docs.documents)} indexed with {bot.profile.profile.embedding.name}"
+        detail=f"{len(docs.documents)} indexed with {bot.components.profile.profile.embedding.name}"
         + (f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""),
         fix=None if docs.documents else "policybot ingest data/",
     )
@@ -116,11 +116,11 @@ def _index_check(bot: PolicyBot, repair: bool) -> Check:
     settings: Settings = bot.settings
     where = settings.chroma_url or str(settings.home / "chroma")
     try:
-        index = bot.index  # opening it runs the start-up clean-up of interrupted ingestions
+        index = bot.components.index  # opening it runs the start-up clean-up of interrupted ingestions
         repaired = ""
         if repair:
-            cleaned = index.recover(bot.library_lock)
-            with bot.library_lock.hold():  # a Chroma write: one writer at a time
+            cleaned = index.recover(bot.components.library_lock)
+            with bot.components.library_lock.hold():  # a Chroma write: one writer at a time
                 removed = index.reconcile()
             repaired = (
                 f"; repaired: vectors of {removed + cleaned.interrupted} unregistered document(s) and "

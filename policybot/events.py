@@ -1,13 +1,24 @@
-"""What an answer streams to its caller, as it happens: typed events, one class per kind."""
+"""What the pipelines stream to their callers, as it happens: typed events, one class per kind.
+An answer streams stages, passages, tokens and the answer; an evidence run its steps and the
+report; an ingestion its progress and the outcome. The stage labels people read are here too,
+once, for the app and the CLI alike."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Callable, Literal, Union
 
-from policybot.schemas import Answer, Citation, EvidenceReport, TraceStep
+from policybot.schemas import Answer, Citation, EvidenceReport, IngestOutcome, TraceStep
 
 StageName = Literal["searching", "condensing", "expanding", "reranking", "writing"]
+# What a person reads while a question is answered (the app's status line, the CLI's stderr).
+ANSWER_STAGES: dict[StageName, str] = {
+    "condensing": "Understanding your follow-up…",
+    "expanding": "Writing search queries…",
+    "searching": "Searching the documents…",
+    "reranking": "Ranking the passages…",
+    "writing": "Writing the answer…",
+}
 
 
 @dataclass(frozen=True)
@@ -63,3 +74,46 @@ class EvidenceDoneEvent:
 
 
 EvidenceEvent = Union[StageEvent, EvidenceStepEvent, EvidenceDoneEvent]
+
+
+# --- ingestion ------------------------------------------------------------------------------
+
+IngestStage = Literal["read", "ocr", "sections", "chunk", "embed", "probes", "store", "done"]
+# What a person reads while a document is added (the app's progress bar, the CLI's).
+INGEST_STAGES: dict[IngestStage, str] = {
+    "read": "reading pages",
+    "ocr": "reading scanned pages (OCR)",
+    "sections": "finding sections",
+    "chunk": "cutting into passages",
+    "embed": "embedding passages",
+    "probes": "calibrating",
+    "store": "saving",
+    "done": "done",
+}
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one document's ingestion is: ``done`` of ``total`` in its current stage."""
+
+    file: str
+    stage: IngestStage
+    done: int
+    total: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.file}: {INGEST_STAGES[self.stage]} ({self.done}/{self.total})"
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class IngestedEvent:
+    """The outcome of one document's ingestion: always the last event of it."""
+
+    outcome: IngestOutcome
+
+
+IngestEvent = Union[Progress, IngestedEvent]

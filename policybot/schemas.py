@@ -44,6 +44,7 @@ class IngestOutcome(BaseModel):
     running_line_example: str | None = Field(None, description="One of them, so the user can judge")
     warnings: list[str] = Field(default_factory=list, description="What the user should check (e.g. a damaged PDF)")
     seconds: float = 0.0
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per ingestion stage (read, sections, chunk, embed, probes, store, register)")
 
 
 class IngestReport(BaseModel):
@@ -126,6 +127,18 @@ class SearchResponse(BaseModel):
     embedding_model: str
     hits: list[SearchHit]
     seconds: float
+
+
+class Status(BaseModel):
+    """What answers a question now: the profile and its models, the LLM (or why there is none)."""
+
+    schema_version: str = SCHEMA_VERSION
+    profile: str
+    profile_reason: str
+    embedding_model: str = Field(description="The embedding model's short name")
+    reranker: str | None = Field(None, description="The reranker's short name; None in a profile without one")
+    llm: str | None = Field(None, description="The LLM writing answers; None: answers quote the best passages")
+    llm_notice: str | None = Field(None, description="Why there is no LLM, with the command that fixes it")
 
 
 class Check(BaseModel):

@@ -16,9 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
 
-from policybot.llm import REFUSAL
-from policybot.markup import plain_text
-from policybot.markup import unescape_markdown as shown
+from policybot.display.markup import plain_text
+from policybot.display.markup import unescape_markdown as shown
+from policybot.models.llm import REFUSAL
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
@@ -65,6 +65,9 @@ def start() -> AppTest:
 
 
 def ask(at: AppTest, question: str) -> AppTest:
+    """Ask on the chat page (opened first when another page is showing)."""
+    if not at.chat_input:
+        open_page(at, "chat")
     at.chat_input[0].set_value(question).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -74,16 +77,31 @@ def messages(at: AppTest, who: str) -> list:
     return [m for m in at.chat_message if m.name == who]
 
 
+def open_page(at: AppTest, page: str) -> AppTest:
+    """Go to one of the app's pages (``app_pages/<page>.py``), as a click in its navigation does."""
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def sidebar_view(at: AppTest) -> dict[str, list[str]]:
+    return {"expanders": [e.label for e in at.sidebar.expander], "buttons": [b.label for b in at.sidebar.button]}
+
+
+def library_view(at: AppTest) -> dict[str, list[str]]:
+    """The library page's controls (it is opened first)."""
+    open_page(at, "library")
     return {
-        "uploaders": [f.label for f in at.sidebar.file_uploader],
-        "expanders": [e.label for e in at.sidebar.expander],
-        "buttons": [b.label for b in at.sidebar.button],
+        "uploaders": [f.label for f in at.main.file_uploader],
+        "expanders": [e.label for e in at.main.expander],
+        "buttons": [b.label for b in at.main.button],
     }
 
 
 def library_captions(at: AppTest) -> list[str]:
-    return [c.value for c in at.sidebar.caption if c.value.startswith("**")]
+    """The documents as the library page lists them (it is opened first)."""
+    open_page(at, "library")
+    return [c.value for c in at.main.caption if c.value.startswith("**")]
 
 
 # --- status and disclaimer ------------------------------------------------------------------
@@ -102,9 +120,9 @@ def test_extractive_mode_banner_and_disclaimer(monkeypatch, sample_home):
     status_text = " ".join(shown(m.value) for m in status.markdown)
     assert "Answers:** quotes of the best passages" in status_text and "1 documents" in status_text
     assert "No generated summary" not in status_text
-    assert library_captions(at) and shown(library_captions(at)[0]).startswith(f"**{SAMPLE}** — 19 pages")
     # Nothing asked yet: no conversation, no export.
     assert not at.chat_message and not at.main.download_button
+    assert library_captions(at) and shown(library_captions(at)[0]).startswith(f"**{SAMPLE}** — 19 pages")
 
 
 # --- answers with their citations -----------------------------------------------------------
@@ -191,11 +209,11 @@ def test_upload_reports_each_bad_file_and_adds_the_good_one(monkeypatch, tmp_pat
     """AppTest 1.67 drives st.file_uploader (FileUploader.set_value) end to end."""
     home = small_home(tmp_path)
     use_home(monkeypatch, home)
-    at = start()
-    assert any(i.value.startswith("No documents yet.") for i in at.sidebar.info)
-    [uploader] = at.sidebar.file_uploader
+    at = open_page(start(), "library")
+    assert any(i.value.startswith("No documents yet.") for i in at.main.info)
+    [uploader] = at.main.file_uploader
     assert uploader.label == "Add PDFs" and uploader.accept_multiple_files and uploader.allowed_type == [".pdf"]
-    assert "Add to library" not in sidebar_view(at)["buttons"]  # nothing chosen yet
+    assert "Add to library" not in library_view(at)["buttons"]  # nothing chosen yet
 
     files = [
         ("broken.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40, PDF),
@@ -203,35 +221,35 @@ def test_upload_reports_each_bad_file_and_adds_the_good_one(monkeypatch, tmp_pat
         ("scan.pdf", pdfs.scanned_pdf(tmp_path / "scan.pdf").read_bytes(), PDF),
         ("acme-home.pdf", pdfs.sample_policy(tmp_path / "acme-home.pdf").read_bytes(), PDF),
     ]
-    uploader.set_value(files).run()
+    at.file_uploader[0].set_value(files).run()
     assert not at.exception
-    at.sidebar.button(key="do_upload").click().run()
+    at.button(key="do_upload").click().run()
     assert not at.exception, [e.value for e in at.exception]
 
-    errors = [shown(e.value) for e in at.sidebar.error]
+    errors = [shown(e.value) for e in at.main.error]
     assert len(errors) == 3, errors
     broken, locked, scan = errors
     assert broken.startswith("broken.pdf:") and "cannot be read as a PDF" in broken
     assert locked.startswith("locked.pdf:") and "password-protected" in locked
     assert scan.startswith("scan.pdf:") and "no extractable text" in scan
-    [stored] = PolicyBot(make_settings(home)).documents().documents  # what the library now holds
+    [stored] = PolicyBot(make_settings(home)).library.documents().documents  # what the library now holds
     assert stored.name == "acme-home.pdf" and stored.pages == 5
-    assert [shown(s.value) for s in at.sidebar.success] == [f"acme-home.pdf: 5 pages, {stored.chunks} passages"]
-    assert not at.sidebar.warning
+    assert [shown(s.value) for s in at.main.success] == [f"acme-home.pdf: 5 pages, {stored.chunks} passages"]
+    assert not at.main.warning
 
     at.run()  # the next run lists the new document; the button is not pressed again
     assert not at.exception
-    assert not at.sidebar.success and not at.sidebar.error
+    assert not at.main.success and not at.main.error
     [caption] = library_captions(at)
     assert shown(caption).startswith(f"**acme-home.pdf** — 5 pages, {stored.chunks} passages")
 
 
 def test_upload_error_names_the_file_once(monkeypatch, tmp_path):
     use_home(monkeypatch, small_home(tmp_path))
-    at = start()
-    at.sidebar.file_uploader[0].set_value(("locked.pdf", pdfs.encrypted_pdf(tmp_path / "locked.pdf").read_bytes(), PDF)).run()
-    at.sidebar.button(key="do_upload").click().run()
-    [error] = [shown(e.value) for e in at.sidebar.error]
+    at = open_page(start(), "library")
+    at.file_uploader[0].set_value(("locked.pdf", pdfs.encrypted_pdf(tmp_path / "locked.pdf").read_bytes(), PDF)).run()
+    at.button(key="do_upload").click().run()
+    [error] = [shown(e.value) for e in at.main.error]
     assert error.startswith("locked.pdf: the PDF is password-protected"), error
 
 
@@ -241,10 +259,9 @@ def test_uploaded_document_is_searched_by_default(monkeypatch, tmp_path):
     at = start()
     assert at.sidebar.multiselect(key="scope").value == ["bicycles.pdf"]
     acme = pdfs.sample_policy(tmp_path / "acme-home.pdf").read_bytes()
-    at.sidebar.file_uploader[0].set_value([("acme-home.pdf", acme, PDF)]).run()
-    at.sidebar.button(key="do_upload").click().run()
-    at.run()
-    assert not at.exception
+    open_page(at, "library").file_uploader[0].set_value([("acme-home.pdf", acme, PDF)]).run()
+    at.button(key="do_upload").click().run()
+    at = open_page(at, "chat")
     assert sorted(at.sidebar.multiselect(key="scope").options) == ["acme-home.pdf", "bicycles.pdf"]
     assert "acme-home.pdf" in at.sidebar.multiselect(key="scope").value
     at = ask(at, "Within how many days may I cancel during the cooling-off period?")
@@ -258,10 +275,10 @@ def test_uploaded_document_is_searched_by_default(monkeypatch, tmp_path):
 def test_kiosk_hides_admin_until_the_right_pin(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321")
     at = start()
-    locked = sidebar_view(at)
-    assert locked["uploaders"] == []
-    assert "Settings" not in locked["expanders"] and "Delete a document" not in locked["expanders"]
+    locked, locked_library = sidebar_view(at), library_view(at)
+    assert "Settings" not in locked["expanders"]
     assert "Admin" in locked["expanders"] and "Unlock" in locked["buttons"]
+    assert locked_library["uploaders"] == [] and "Delete a document" not in locked_library["expanders"]
     assert library_captions(at), "the document list stays visible to kiosk visitors"
 
     at.sidebar.text_input(key="pin").input("1111")
@@ -273,17 +290,18 @@ def test_kiosk_hides_admin_until_the_right_pin(monkeypatch, sample_home):
     at.sidebar.button(key="unlock").click().run()
     assert not at.exception and not at.sidebar.error
     unlocked = sidebar_view(at)
-    assert unlocked["uploaders"] == ["Add PDFs"]
-    assert {"Settings", "Delete a document"} <= set(unlocked["expanders"]) and "Admin" not in unlocked["expanders"]
+    assert "Settings" in unlocked["expanders"] and "Admin" not in unlocked["expanders"]
     assert "Lock admin" in unlocked["buttons"]
+    unlocked_library = library_view(at)
+    assert unlocked_library["uploaders"] == ["Add PDFs"] and "Delete a document" in unlocked_library["expanders"]
 
     # Unlocking is per browser session: another visitor's session is still locked.
     other = start()
-    assert sidebar_view(other) == locked
+    assert sidebar_view(other) == locked and library_view(other) == locked_library
 
     at.sidebar.button(key="lock").click().run()
     assert not at.exception
-    assert sidebar_view(at) == locked
+    assert sidebar_view(at) == locked and library_view(at) == locked_library
     assert at.sidebar.text_input(key="pin").value == ""  # the PIN is not left filled in
 
 
@@ -293,7 +311,7 @@ def test_kiosk_without_pin_cannot_be_unlocked(monkeypatch, sample_home):
     assert any("POLICYBOT_KIOSK_PIN" in c.value for c in at.sidebar.caption)
     at.sidebar.button(key="unlock").click().run()  # an empty PIN must not match a missing one
     assert [e.value for e in at.sidebar.error] == ["Wrong PIN."]
-    assert sidebar_view(at)["uploaders"] == []
+    assert library_view(at)["uploaders"] == []
 
 
 def test_kiosk_idle_reset_and_separate_sessions(monkeypatch, sample_home):
@@ -334,24 +352,24 @@ def test_delete_needs_confirmation_and_empties_the_library(monkeypatch, tmp_path
     at = start()
     [caption] = library_captions(at)
     assert shown(caption).startswith("**acme-home.pdf**")
-    [doc] = PolicyBot(make_settings(home)).documents().documents
-    assert at.sidebar.selectbox(key="delete_doc").value == doc.sha256
-    sure = at.sidebar.checkbox(key=f"delete_sure_{doc.sha256[:16]}")
+    [doc] = PolicyBot(make_settings(home)).library.documents().documents
+    assert at.selectbox(key="delete_doc").value == doc.sha256
+    sure = at.checkbox(key=f"delete_sure_{doc.sha256[:16]}")
     assert shown(sure.label) == "Yes, delete acme-home.pdf and its passages" and sure.value is False
-    assert at.sidebar.button(key="do_delete").disabled
+    assert at.button(key="do_delete").disabled
 
     with pytest.raises(AppTestError, match="disabled"):  # as in a browser: it cannot be pressed
-        at.sidebar.button(key="do_delete").click()
+        at.button(key="do_delete").click()
 
-    at.sidebar.checkbox(key=f"delete_sure_{doc.sha256[:16]}").check().run()
-    assert not at.sidebar.button(key="do_delete").disabled
-    at.sidebar.button(key="do_delete").click().run()
+    at.checkbox(key=f"delete_sure_{doc.sha256[:16]}").check().run()
+    assert not at.button(key="do_delete").disabled
+    at.button(key="do_delete").click().run()
     assert not at.exception, [e.value for e in at.exception]
 
     assert library_captions(at) == []
-    assert any(i.value.startswith("No documents yet.") for i in at.sidebar.info)
-    assert "Delete a document" not in sidebar_view(at)["expanders"]
-    assert PolicyBot(make_settings(home)).documents().documents == []
+    assert any(i.value.startswith("No documents yet.") for i in at.main.info)
+    assert "Delete a document" not in library_view(at)["expanders"]
+    assert PolicyBot(make_settings(home)).library.documents().documents == []
     assert not list((home / "files").glob("*.pdf"))
 
 
@@ -377,24 +395,24 @@ def test_two_sessions_delete_acts_on_the_confirmed_document_only(monkeypatch, tm
     bot = PolicyBot(make_settings(home))
     for i, name in enumerate(names):
         bot.ingest_file(pdfs.simple_pdf(tmp_path / f"{i}.pdf", [f"Document {i} covers item {i}."]), name=name)
-    target = next(d for d in bot.documents().documents if d.name == "prompt-injection.pdf")
+    target = next(d for d in bot.library.documents().documents if d.name == "prompt-injection.pdf")
     use_home(monkeypatch, home)
 
-    a, b = start(), start()
+    a, b = open_page(start(), "library"), open_page(start(), "library")
     for session in (b, a):  # B confirms first, then A
-        session.sidebar.selectbox(key="delete_doc").select(target.sha256).run()
-        session.sidebar.checkbox(key=f"delete_sure_{target.sha256[:16]}").check().run()
-    a.sidebar.button(key="do_delete").click().run()
+        session.selectbox(key="delete_doc").select(target.sha256).run()
+        session.checkbox(key=f"delete_sure_{target.sha256[:16]}").check().run()
+    a.button(key="do_delete").click().run()
     assert not a.exception
-    assert [shown(s.value) for s in a.sidebar.success] == ["Deleted prompt-injection.pdf."]
+    assert [shown(s.value) for s in a.main.success] == ["Deleted prompt-injection.pdf."]
 
-    b.sidebar.button(key="do_delete").click().run()  # B's list changed under it
+    b.button(key="do_delete").click().run()  # B's list changed under it
     assert not b.exception
-    assert [shown(w.value) for w in b.sidebar.warning] == ["prompt-injection.pdf was already deleted; nothing else was changed"]
-    assert sorted(d.name for d in PolicyBot(make_settings(home)).documents().documents) == names[:2]
+    assert [shown(w.value) for w in b.main.warning] == ["prompt-injection.pdf was already deleted; nothing else was changed"]
+    assert sorted(d.name for d in PolicyBot(make_settings(home)).library.documents().documents) == names[:2]
     # B's box now shows a remaining document, unconfirmed.
-    assert b.sidebar.selectbox(key="delete_doc").value != target.sha256
-    assert not any(c.value for c in b.sidebar.checkbox if c.key and c.key.startswith("delete_sure_"))
+    assert b.selectbox(key="delete_doc").value != target.sha256
+    assert not any(c.value for c in b.checkbox if c.key and c.key.startswith("delete_sure_"))
 
 
 def test_document_markdown_and_html_are_shown_as_text(monkeypatch, tmp_path):
@@ -418,7 +436,7 @@ def test_document_markdown_and_html_are_shown_as_text(monkeypatch, tmp_path):
 def test_hostile_upload_names_are_made_safe_and_never_crash(monkeypatch, tmp_path):
     home = small_home(tmp_path)
     use_home(monkeypatch, home)
-    at = start()
+    at = open_page(start(), "library")
     policy = pdfs.sample_policy(tmp_path / "p.pdf").read_bytes()
     other = pdfs.simple_pdf(tmp_path / "o.pdf", ["Bicycles are covered away from home."]).read_bytes()
     third = pdfs.simple_pdf(tmp_path / "t.pdf", ["Garden sheds are covered for storm damage."]).read_bytes()
@@ -427,11 +445,11 @@ def test_hostile_upload_names_are_made_safe_and_never_crash(monkeypatch, tmp_pat
         ("n" * 300 + ".pdf", other, PDF),  # used to crash the page with OSError: File name too long
         ("../../evil.pdf", third, PDF),
     ]
-    at.sidebar.file_uploader[0].set_value(files).run()
-    at.sidebar.button(key="do_upload").click().run()
+    at.file_uploader[0].set_value(files).run()
+    at.button(key="do_upload").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
-    stored = sorted(d.name for d in PolicyBot(make_settings(home)).documents().documents)
+    assert not at.main.error, [e.value for e in at.main.error]
+    stored = sorted(d.name for d in PolicyBot(make_settings(home)).library.documents().documents)
     assert stored == sorted(["pixel-from-name.png y javascript alert 5.pdf", "n" * 116 + ".pdf", "evil.pdf"])
     at.run()
     captions = [shown(c) for c in library_captions(at)]
@@ -447,12 +465,14 @@ def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypat
     at = start()
     at.sidebar.text_input(key="pin").input("4321")
     at.sidebar.button(key="unlock").click().run()
-    assert sidebar_view(at)["uploaders"] == ["Add PDFs"] and not at.session_state["history"]
+    assert library_view(at)["uploaders"] == ["Add PDFs"] and not at.session_state["history"]
+    at = open_page(at, "chat")
     at.session_state["last_active"] = time.time() - 120  # the admin walked away
     at.run()
     assert not at.exception
-    assert at.session_state["unlocked"] is False and sidebar_view(at)["uploaders"] == []
+    assert at.session_state["unlocked"] is False
     assert any("Admin locked again after 1 minutes without activity." in shown(i.value) for i in at.main.info)
+    assert library_view(at)["uploaders"] == []
 
 
 def test_kiosk_admin_locks_again_after_its_maximum_time(monkeypatch, sample_home):
@@ -463,8 +483,9 @@ def test_kiosk_admin_locks_again_after_its_maximum_time(monkeypatch, sample_home
     assert at.session_state["unlocked"] is True
     at.session_state["unlocked_at"] = time.time() - 11 * 60  # busy, but unlocked for too long
     at.run()
-    assert at.session_state["unlocked"] is False and sidebar_view(at)["uploaders"] == []
+    assert at.session_state["unlocked"] is False
     assert any("stays unlocked for at most 10 minutes" in shown(i.value) for i in at.main.info)
+    assert library_view(at)["uploaders"] == []
 
 
 def test_kiosk_pin_guesses_back_off_across_sessions(monkeypatch, tmp_path):
@@ -513,9 +534,7 @@ ISSUE = "escape of water"
 
 
 def open_evidence(at: AppTest) -> AppTest:
-    at.segmented_control(key="page").set_value("Evidence").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(at, "evidence")
 
 
 def collect(at: AppTest, issue: str) -> AppTest:
@@ -581,7 +600,7 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     assert [p.proto.expanded for p in evidence_panels(at)].index(True) == 2
     assert sum(p.proto.expanded for p in evidence_panels(at)) == 1
     assert evidence_panels(at)[2].image  # the selected row's page is shown at once
-    at.segmented_control(key="page").set_value("Chat").run()
+    at = open_page(at, "chat")
     assert not at.dataframe and at.chat_input
     at = open_evidence(at)
     assert len(at.dataframe[0].value) == len(df)
@@ -618,13 +637,13 @@ def test_kiosk_evidence_for_visitors_and_cleared_when_idle(monkeypatch, sample_h
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
     at = collect(open_evidence(start()), ISSUE)
     assert len(at.dataframe[0].value) > 3  # a read-only action: no PIN needed
-    assert sidebar_view(at)["uploaders"] == [] and "Settings" not in sidebar_view(at)["expanders"]
+    assert "Settings" not in sidebar_view(at)["expanders"]
 
     at.session_state["last_active"] = time.time() - 120
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["evidence"] is None and not at.dataframe
-    assert at.segmented_control(key="page").value == "Chat"  # the next visitor starts at the chat
+    assert at.chat_input and not at.dataframe  # the next visitor starts at the chat
     assert "The evidence table was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
     at = open_evidence(at)
     assert at.text_input(key="evidence_issue").value == ""  # the last visitor's issue is gone
@@ -690,7 +709,7 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     at = start()
     captions = [shown(c) for c in library_captions(at)]
     assert any("a new edition? (confirm under Editions)" in c for c in captions), captions
-    confirm = next(b for b in at.sidebar.button if b.label.startswith(f"Confirm {SAMPLE}"))
+    confirm = next(b for b in at.main.button if b.label.startswith(f"Confirm {SAMPLE}"))
     at = confirm.click().run()
     assert not at.exception
     captions = [shown(c) for c in library_captions(at)]
@@ -706,12 +725,13 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     assert shown(reply.expander[-1].label).startswith(f"Earlier edition: {old.name}")
 
     # The edition date set by hand in the library: the old edition's (read as 2023-01-01) moved.
-    at.sidebar.selectbox(key="effective_doc").select(next(o for o in at.sidebar.selectbox(key="effective_doc").options if "2023" in o)).run()
-    picker = next(d for d in at.sidebar.date_input if d.label == "Takes effect on")
+    at = open_page(at, "library")
+    at.selectbox(key="effective_doc").select(next(o for o in at.selectbox(key="effective_doc").options if "2023" in o)).run()
+    picker = next(d for d in at.main.date_input if d.label == "Takes effect on")
     assert picker.value == date(2023, 1, 1)
     picker.set_value(date(2023, 2, 1)).run()
-    at = next(b for b in at.sidebar.button if b.label == "Set the date").click().run()
-    assert any("homeshield-2023.pdf takes effect on 2023-02-01" in shown(s.value) for s in at.sidebar.success)
+    at = next(b for b in at.main.button if b.label == "Set the date").click().run()
+    assert any("homeshield-2023.pdf takes effect on 2023-02-01" in shown(s.value) for s in at.main.success)
 
     at.sidebar.date_input(key="as_of").set_value(date(2024, 6, 1)).run()
     at = ask(at, WATER_DEDUCTIBLE)

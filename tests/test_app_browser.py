@@ -252,12 +252,17 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
                     {"name": hostile_name, "mimeType": "application/pdf", "buffer": pdf},
                     {"name": "n" * 240 + ".pdf", "mimeType": "application/pdf", "buffer": pdfs.simple_pdf(tmp_path / "v.pdf", ["Sheds."]).read_bytes()},
                 ]
+                page.get_by_role("link", name="Library", exact=True).click()  # the top navigation
                 page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
                 page.get_by_role("button", name="Add to library").click()
                 page.get_by_text("pixel-from-name.png y javascript alert 5.pdf", exact=False).first.wait_for(timeout=ANSWER_TIMEOUT_MS)
                 page.wait_for_timeout(1500)
+                library_body = page.locator("body").inner_text()
 
-                body = page.locator("body").inner_text()
+                # Back in the chat, the conversation is as it was, document text shown as text.
+                page.get_by_role("link", name="Chat", exact=True).click()
+                panel.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                body = page.locator("body").inner_text() + library_body
                 assert f"![pixel]({tracker.url}/track.png)" in " ".join(body.split()), body[:2000]
                 assert page.evaluate("() => window.pwned") is None
                 planted = page.evaluate(
@@ -305,7 +310,7 @@ def test_evidence_table_in_browser(tmp_path):
                 page.on("request", lambda r: requests.append(r.url))
                 page.goto(url)
                 page.get_by_test_id("stChatInputTextArea").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                page.get_by_test_id("stButtonGroup").get_by_text("Evidence", exact=True).click()
+                page.get_by_role("link", name="Evidence", exact=True).click()  # the top navigation
                 issue = page.get_by_label("Issue", exact=True)
                 issue.wait_for(state="visible")
                 assert page.get_by_test_id("stChatInputTextArea").count() == 0  # the chat is not drawn here

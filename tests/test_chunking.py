@@ -2,17 +2,18 @@
 
 import pytest
 
-from policybot.chunking import TokenCounter, cap_span, locate, make_chunker, segments_of, split_table
-from policybot.embeddings import get_embedder
-from policybot.ingest import Line, read_pdf
-from policybot.profiles import MINILM
+from policybot.ingestion.chunking import TokenCounter, cap_span, locate, make_chunker, segments_of, split_table
+from policybot.ingestion.pdf import Line, read_pdf
+from policybot.models.embeddings import get_embedder
+from policybot.models.profiles import MINILM
 
 
 @pytest.fixture(scope="module")
 def embedder():
-    from tests.conftest import make_settings
     import tempfile
     from pathlib import Path
+
+    from tests.conftest import make_settings
 
     emb = get_embedder(MINILM, make_settings(Path(tempfile.mkdtemp())))
     emb.warm_up()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.citations import check_markers, extract_quotes, locate_quote, normalize_markers, verify
+from policybot.answer.citations import check_markers, extract_quotes, locate_quote, normalize_markers, verify
 from policybot.schemas import Citation
 
 # As PyMuPDF extracts them: line breaks mid-sentence, words hyphenated across lines.

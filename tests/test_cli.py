@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from policybot.cli import app
-from policybot.schemas import DocumentList, DoctorReport, IngestReport, SearchResponse
+from policybot.schemas import DoctorReport, DocumentList, IngestReport, SearchResponse
 from tests import pdfs
 from tests.conftest import NO_OLLAMA
 

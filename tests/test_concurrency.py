@@ -49,9 +49,9 @@ def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
     assert all(mode in {"extractive", "refused"} for mode, _ in results)
     assert all(n > 0 for _, n in results)
     # Afterwards the library is whole: every document's chunks are searchable by BM25 and by vectors.
-    docs = bot.documents().documents
+    docs = bot.library.documents().documents
     assert len(docs) == 3
-    lexical = bot.index.lexical_ready().chunk_ids()
+    lexical = bot.components.index.lexical_ready().chunk_ids()
     assert len(lexical) == sum(d.chunks for d in docs) == len(set(lexical))
     assert {h.doc for h in bot.search("wear and tear", k=30).hits} >= {d.name for d in docs if d.name.startswith("acme-")}
 
@@ -81,7 +81,7 @@ def test_a_serving_process_prepares_the_changed_library_in_the_background(tmp_pa
         change()
         assert bot.preparing is not None
         bot.preparing.join(120)
-        generation = bot.registry.generation(bot.index.collection)
+        generation = bot.components.registry.generation(bot.components.index.collection)
         built = [k for k in bot.components._built if k.startswith("lexical-probes:")]
         assert len(built) == 1 and built[0].endswith(f"@{generation}")  # this generation's, the old one dropped
     answer = bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policybot.conversation import Conversation, Turn, as_turns, history_text
+from policybot.answer.conversation import Conversation, Turn, as_turns, history_text
 from tests.answers import generated
 
 

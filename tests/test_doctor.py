@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from policybot.doctor import run_checks
-from policybot.providers import OllamaStatus, ollama_status
+from policybot.models.providers import OllamaStatus, ollama_status
 from policybot.schemas import DoctorReport
 from policybot.service import PolicyBot
 from tests import pdfs
@@ -173,19 +173,19 @@ def test_documents_check_after_ingest(ingested_bot):
     assert docs.detail.startswith("1 indexed")
     index = check(report, "index")
     assert index.ok
-    assert f"{ingested_bot.index.store.count()} vectors" in index.detail
+    assert f"{ingested_bot.components.index.store.count()} vectors" in index.detail
 
 
 def test_orphan_vectors_are_reported_and_repaired(ingested_bot):
     bot = ingested_bot
-    store = bot.index.store
-    registered = {d.doc_id for d in bot.index.documents()}
+    store = bot.components.index.store
+    registered = {d.doc_id for d in bot.components.index.documents()}
     before = store.count()
     orphan = "deadbeefdeadbeef-000000"
     assert orphan not in registered
     store.add(
         [f"{orphan}:00000"],
-        bot.embedder.embed(["Left behind by an ingestion that crashed before the registry row."]),
+        bot.components.embedder.embed(["Left behind by an ingestion that crashed before the registry row."]),
         ["Left behind by an ingestion that crashed before the registry row."],
         [{"doc_id": orphan, "name": "crashed.pdf", "section": "", "page_start": 1, "page_end": 1, "kind": "text"}],
     )

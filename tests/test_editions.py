@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from policybot.editions import effective_date
+from policybot.core.editions import effective_date
 from policybot.service import PolicyBot
 from tests.conftest import SAMPLE_POLICY, make_settings, require_flood
 
@@ -35,18 +35,18 @@ def test_the_edition_date_is_read_only_where_the_document_states_it(opening, exp
 def test_ingestion_records_the_stated_date_and_a_user_can_set_another(tmp_path):
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
     assert not bot.ingest([SAMPLE_POLICY]).failed
-    [doc] = bot.documents().documents
+    [doc] = bot.library.documents().documents
     assert (doc.effective_date, doc.effective_source) == ("2025-01-01", "document")
-    info = bot.set_effective(doc.name, date(2025, 4, 1))
+    info = bot.library.set_effective(doc.name, date(2025, 4, 1))
     assert (info.effective_date, info.effective_source) == ("2025-04-01", "user")
-    assert bot.set_effective(doc.name, None).effective_date is None
+    assert bot.library.set_effective(doc.name, None).effective_date is None
 
 
 def test_the_fema_form_states_its_edition_on_the_cover(tmp_path):
     flood = require_flood()
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
     assert not bot.ingest([flood / "docs" / "nfip-sfip-dwelling.pdf"]).failed
-    assert bot.documents().documents[0].effective_date == "2021-10-01"
+    assert bot.library.documents().documents[0].effective_date == "2021-10-01"
 
 
 def test_cli_ingest_effective_sets_the_date_and_rejects_a_bad_one(tmp_path):
@@ -103,12 +103,12 @@ def test_a_new_edition_is_detected_confirmed_and_answers_by_date(tmp_path, two_e
     outcome = bot.ingest_file(new)
     assert "looks like another edition of 'homeshield-2023.pdf'" in outcome.message
     # Until the user confirms, both editions are searched.
-    assert len(bot.resolve_docs(None)) == 2
-    info = bot.confirm_edition(new.name)
+    assert len(bot.library.resolve_docs(None)) == 2
+    info = bot.library.confirm_edition(new.name)
     assert info.edition_status == "confirmed"
-    listing = {d.name: d for d in bot.documents().documents}
+    listing = {d.name: d for d in bot.library.documents().documents}
     assert listing[old.name].superseded_by == new.name and listing[new.name].superseded_by is None
-    assert [d.name for d in bot.resolve_docs(None)] == [new.name]
+    assert [d.name for d in bot.library.resolve_docs(None)] == [new.name]
 
     today = bot.ask(WATER_DEDUCTIBLE, use_llm=False)
     assert {c.doc for c in today.shown_citations} == {new.name} and "$750" in _quoted(today)
@@ -125,8 +125,8 @@ def test_a_new_edition_is_detected_confirmed_and_answers_by_date(tmp_path, two_e
 
     # Deleting the new edition brings the old one back as the one in force.
     bot.delete(new.name)
-    assert [d.name for d in bot.resolve_docs(None)] == [old.name]
-    assert bot.documents().documents[0].superseded_by is None
+    assert [d.name for d in bot.library.resolve_docs(None)] == [old.name]
+    assert bot.library.documents().documents[0].superseded_by is None
 
 
 def test_other_policies_are_not_taken_for_editions(tmp_path):

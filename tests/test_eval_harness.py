@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from policybot.eval_harness import CONFIGS, auroc, ranking_metrics, relevant_chunks, run_grid
-from policybot.evaluation import Gold, Question, load_dataset
+from policybot.evaluation.datasets import Gold, Question, load_dataset
+from policybot.evaluation.harness import CONFIGS, auroc, ranking_metrics, relevant_chunks, run_grid
 from tests import pdfs
 from tests.conftest import NO_OLLAMA, make_settings
 
@@ -121,8 +121,8 @@ def test_cli_eval(dataset_dir, tmp_path, monkeypatch):
 def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from policybot.eval_harness import run_config
-    from policybot.llm import fixed_llm
+    from policybot.evaluation.harness import run_config
+    from policybot.models.llm import fixed_llm
 
     questions = load_dataset(dataset_dir).questions
     reference = "An Insured Person is you, your spouse or partner, and family members living in your home."
@@ -149,5 +149,5 @@ def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
     from policybot.service import PolicyBot
 
     home = tmp_path / "cache" / "with-answers"
-    [doc] = PolicyBot(base.model_copy(update={"home": next(home.iterdir())})).registry.documents()
+    [doc] = PolicyBot(base.model_copy(update={"home": next(home.iterdir())})).components.registry.documents()
     assert doc.summary == "A home insurance policy."

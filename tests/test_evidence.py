@@ -7,11 +7,13 @@ import pytest
 
 from policybot.errors import PolicyBotError
 from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
-from policybot.evidence import EvidenceTable, best_quote, content_words, role_of
+from policybot.evidence.quotes import best_quote, content_words
+from policybot.evidence.roles import role_of
+from policybot.evidence.table import EvidenceTable
 from policybot.options import EvidenceOptions
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
 from tests import pdfs
+from tests.conftest import SAMPLE_POLICY, make_settings
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +91,7 @@ def test_empty_issue_and_unknown_document_are_clear_errors(sample):
 
 
 def test_lookup_answers_clauses_terms_and_sections_exactly(sample):
-    tools = sample.components.evidence_tools(sample.resolve_docs(None))
+    tools = sample.components.evidence_tools(sample.library.resolve_docs(None))
     assert {h.chunk.section.split(" > ")[-1] for h in tools.lookup("clause 5.2")} == {"5.2 Escape of water deductible"}
     assert {h.chunk.section.split(" > ")[-1] for h in tools.lookup("2.5(c)")} == {"2.5 Escape of water"}
     assert [h.chunk.section.split(" > ")[-1] for h in tools.lookup("definition of Unoccupied")] == ["1.18 Unoccupied"]
@@ -128,7 +130,7 @@ def test_best_quote_is_the_clause_about_the_topic():
 
 
 def test_table_keeps_one_row_per_chunk(sample):
-    tools = sample.components.evidence_tools(sample.resolve_docs(None))
+    tools = sample.components.evidence_tools(sample.library.resolve_docs(None))
     table = EvidenceTable("escape of water")
     hit = tools.lookup("clause 5.2")[0]
     row, added = table.add(hit, "Lookup[clause 5.2]")

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
 from policybot.cli import app
-from policybot.evidence_eval import (
+from policybot.evaluation.evidence import (
     EvidenceDatasetError,
     EvidenceIssue,
     GoldClause,
@@ -21,7 +21,7 @@ from policybot.evidence_eval import (
     score_issue,
     summarize,
 )
-from policybot.llm import fixed_llm
+from policybot.models.llm import fixed_llm
 from policybot.schemas import Citation, EvidenceReport, EvidenceRow, LLMCost, TraceStep
 from tests import pdfs
 from tests.conftest import NO_OLLAMA, make_settings

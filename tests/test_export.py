@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from policybot.export import conversation_json, conversation_markdown
+from policybot.display.export import conversation_json, conversation_markdown
 from policybot.schemas import DISCLAIMER, Answer
 from tests.answers import extractive, generated, refused
+
 
 def test_markdown_transcript_lists_sources_with_quotes():
     md = conversation_markdown([("Is my wife covered?", generated())])

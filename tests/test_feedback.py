@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from policybot.feedback import MAX_COMMENT_CHARS, FeedbackStore
 from policybot.schemas import Answer
+from policybot.store.feedback import MAX_COMMENT_CHARS, FeedbackStore
 from tests.answers import extractive, generated, refused
 
 # --- FeedbackStore ---------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_library_on_a_chroma_server(tmp_path, chroma_server):
     index = next(c for c in run_checks(bot).checks if c.name == "index")
     assert index.ok and chroma_server in index.detail
     bot.delete("acme-home.pdf")
-    assert bot.index.store.count() == 0
+    assert bot.components.index.store.count() == 0
 
 
 def test_unreachable_server_is_reported_with_the_fix(tmp_path):
@@ -76,10 +76,10 @@ def test_two_libraries_on_one_server_keep_their_own_documents(tmp_path, chroma_s
     first = PolicyBot(make_settings(tmp_path / "first", chroma_url=chroma_server))
     second = PolicyBot(make_settings(tmp_path / "second", chroma_url=chroma_server))
     assert not first.ingest([pdfs.sample_policy(tmp_path / "acme-home.pdf")]).failed
-    assert first.index.store.count() > 0
-    assert second.index.store.count() == 0  # the second library sees none of the first's vectors
-    assert second.documents().documents == []
+    assert first.components.index.store.count() > 0
+    assert second.components.index.store.count() == 0  # the second library sees none of the first's vectors
+    assert second.library.documents().documents == []
     # The id is made once per library and kept: reopening the first finds its vectors again.
     again = PolicyBot(make_settings(tmp_path / "first", chroma_url=chroma_server))
-    assert again.index.store.count() == first.index.store.count()
+    assert again.components.index.store.count() == first.components.index.store.count()
     assert (tmp_path / "first" / "library-id").read_text() != (tmp_path / "second" / "library-id").read_text()

@@ -2,7 +2,8 @@
 
 import pytest
 
-from policybot.ingest import MAX_NAME_CHARS, IngestError, read_pdf, safe_upload_name
+from policybot.ingestion.files import MAX_NAME_CHARS, safe_upload_name
+from policybot.ingestion.pdf import IngestError, read_pdf
 from tests import pdfs
 
 
@@ -52,8 +53,8 @@ def test_running_footer_removed_and_image_page_reported(policy_pdf):
 
 def test_progress_reports_every_page(policy_pdf):
     seen = []
-    read_pdf(policy_pdf, progress=lambda done, total: seen.append((done, total)))
-    assert seen == [(i, 5) for i in range(1, 6)]
+    read_pdf(policy_pdf, progress=seen.append)
+    assert [(p.file, p.stage, p.done, p.total) for p in seen] == [(policy_pdf.name, "read", i, 5) for i in range(1, 6)]
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policybot import kiosk
-from policybot.kiosk import PinGate, relock_reason
+from policybot.display import kiosk
+from policybot.display.kiosk import PinGate, relock_reason
 
 
 class Clock:
@@ -74,7 +74,7 @@ def test_pin_is_compared_in_constant_time(clock, monkeypatch):
 
 def test_failures_are_logged(clock, caplog):
     gate = PinGate("4321", clock=clock)
-    with caplog.at_level("WARNING", logger="policybot.kiosk"):
+    with caplog.at_level("WARNING", logger="policybot.display.kiosk"):
         gate.attempt("sess-1", "9999")
     assert "wrong admin PIN (session sess-1: 1 in a row" in caplog.text
     assert "9999" not in caplog.text  # the guess itself is never logged

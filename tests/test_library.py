@@ -4,20 +4,20 @@ import shutil
 
 import pytest
 
-from policybot.registry import Registry
 from policybot.service import AlreadyDeleted, PolicyBot
+from policybot.store.registry import Registry
 from tests import pdfs
 from tests.conftest import make_settings
 
 
 def _state(bot: PolicyBot) -> dict:
     """Everything the index holds, to compare before and after a failure."""
-    docs = bot.index.documents()
+    docs = bot.components.index.documents()
     return {
         "docs": sorted((d.name, d.doc_id, d.chunks) for d in docs),
-        "vectors": bot.index.store.count(),
-        "vector_docs": sorted(bot.index.store.doc_ids()),
-        "lexical": sorted(cid for cid, _ in bot.registry.chunk_texts(bot.index.collection)),
+        "vectors": bot.components.index.store.count(),
+        "vector_docs": sorted(bot.components.index.store.doc_ids()),
+        "lexical": sorted(cid for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection)),
         "files": sorted(p.name for p in (bot.settings.home / "files").glob("*")),
     }
 
@@ -27,15 +27,15 @@ def test_ingest_records_metadata_and_stores_the_file(bot, policy_pdf):
     [outcome] = report.outcomes
     assert outcome.status == "ingested" and outcome.pages == 5 and outcome.tables == 1
     assert outcome.sections == 9 and outcome.empty_pages == [4] and "4" in outcome.message
-    [doc] = bot.documents().documents
+    [doc] = bot.library.documents().documents
     assert doc.name == "acme-home.pdf" and doc.title == "Acme Home Insurance Policy"
     assert doc.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
-    assert doc.chunks == bot.index.store.count() == outcome.chunks
+    assert doc.chunks == bot.components.index.store.count() == outcome.chunks
     assert (bot.settings.home / "files" / f"{doc.sha256}.pdf").read_bytes() == policy_pdf.read_bytes()
     # Chunk metadata made it into both stores with the right pages.
-    rows = bot.registry.chunks(bot.index.collection, [cid for cid, _ in bot.registry.chunk_texts(bot.index.collection)])
+    rows = bot.components.registry.chunks(bot.components.index.collection, [cid for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection)])
     assert {r.page_start for r in rows.values()} == {1, 2, 3, 5}
-    got = bot.index.store.collection.get(ids=list(rows)[:3], include=["metadatas"])
+    got = bot.components.index.store.collection.get(ids=list(rows)[:3], include=["metadatas"])
     for cid, meta in zip(got["ids"], got["metadatas"]):
         assert (meta["page_start"], meta["section"]) == (rows[cid].page_start, rows[cid].section)
 
@@ -56,14 +56,14 @@ def test_changed_file_replaces_its_old_chunks(bot, tmp_path):
     path = tmp_path / "terms.pdf"
     pdfs.simple_pdf(path, ["Old wording: the excess is one hundred dollars."], heading="Section 1 Excess")
     bot.ingest([path])
-    old = bot.index.documents()[0]
+    old = bot.components.index.documents()[0]
     pdfs.simple_pdf(path, ["New wording: the excess is two hundred dollars."], heading="Section 1 Excess")
     outcome = bot.ingest([path]).outcomes[0]
     assert outcome.status == "replaced"
-    [new] = bot.index.documents()
+    [new] = bot.components.index.documents()
     assert new.doc_id != old.doc_id
-    assert bot.index.store.doc_ids() == {new.doc_id}
-    texts = " ".join(t for _, t in bot.registry.chunk_texts(bot.index.collection))
+    assert bot.components.index.store.doc_ids() == {new.doc_id}
+    texts = " ".join(t for _, t in bot.components.registry.chunk_texts(bot.components.index.collection))
     assert "two hundred" in texts and "one hundred" not in texts
     assert not (bot.settings.home / "files" / f"{old.sha256}.pdf").exists()
     hits = bot.search("excess amount").hits
@@ -75,10 +75,10 @@ def test_delete_removes_everything(bot, policy_pdf, tmp_path):
     bot.ingest([policy_pdf, other])
     report = bot.delete("acme-home.pdf")
     assert report.deleted == 1
-    assert [d.name for d in bot.index.documents()] == ["other.pdf"]
-    [kept] = bot.index.documents()
-    assert bot.index.store.doc_ids() == {kept.doc_id}
-    assert all(cid.startswith(kept.doc_id) for cid, _ in bot.registry.chunk_texts(bot.index.collection))
+    assert [d.name for d in bot.components.index.documents()] == ["other.pdf"]
+    [kept] = bot.components.index.documents()
+    assert bot.components.index.store.doc_ids() == {kept.doc_id}
+    assert all(cid.startswith(kept.doc_id) for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection))
     assert [p.name for p in (bot.settings.home / "files").iterdir()] == [f"{kept.sha256}.pdf"]
     assert all(h.doc == "other.pdf" for h in bot.search("insured person definition").hits)
     from policybot.service import PolicyBotError
@@ -94,13 +94,13 @@ def test_failed_ingestion_leaves_index_as_before(bot, policy_pdf, tmp_path, monk
     before = _state(bot)
 
     if fail_at == "vectors":
-        real_add = bot.index.store.add
+        real_add = bot.components.index.store.add
 
         def add_then_fail(ids, vectors, texts, metadatas):
             real_add(ids[:2], vectors[:2], texts[:2], metadatas[:2])  # half written, then the disk fills
             raise OSError("No space left on device")
 
-        monkeypatch.setattr(bot.index.store, "add", add_then_fail)
+        monkeypatch.setattr(bot.components.index.store, "add", add_then_fail)
     else:
 
         def replace_fails(*args, **kwargs):
@@ -129,7 +129,7 @@ def test_bad_files_fail_alone(bot, policy_pdf, scanned_pdf, encrypted_pdf, corru
         "empty.pdf": ("failed", "empty"),
         "notes.pdf": ("failed", "not_pdf"),
     }
-    assert [d.name for d in bot.index.documents()] == ["acme-home.pdf"]
+    assert [d.name for d in bot.components.index.documents()] == ["acme-home.pdf"]
     assert next(o for o in report.outcomes if o.name == "scan.pdf").pages == 3
 
 
@@ -149,7 +149,7 @@ def test_folder_ingestion_and_progress(bot, tmp_path, policy_pdf):
 
 
 def test_each_embedding_model_has_its_own_collection(tmp_path, policy_pdf):
-    from policybot.profiles import EmbeddingModel, register_embedding, register_profile, Profile, PROFILES
+    from policybot.models.profiles import PROFILES, EmbeddingModel, Profile, register_embedding, register_profile
 
     bot = PolicyBot(make_settings(tmp_path / "home"))
     bot.ingest([policy_pdf])
@@ -157,13 +157,13 @@ def test_each_embedding_model_has_its_own_collection(tmp_path, policy_pdf):
     twin = register_embedding(EmbeddingModel("minilm-twin", "sentence-transformers/all-MiniLM-L6-v2", 256, packaged=True))
     register_profile(Profile("twin-test", twin, None, PROFILES["lite"].llm))
     try:
-        from policybot.profiles import ResolvedProfile
+        from policybot.models.profiles import ResolvedProfile
 
         other = PolicyBot(make_settings(tmp_path / "home").model_copy(update={"profile": "lite"}))
         other.components._built["profile"] = ResolvedProfile(PROFILES["twin-test"], "twin-test", "test")
-        assert other.index.collection != bot.index.collection
-        assert other.index.documents() == []
-        listing = other.documents()
+        assert other.components.index.collection != bot.components.index.collection
+        assert other.components.index.documents() == []
+        listing = other.library.documents()
         assert listing.documents == [] and [d.name for d in listing.other_models] == ["acme-home.pdf"]
     finally:
         PROFILES.pop("twin-test")
@@ -186,16 +186,16 @@ def test_delete_is_bound_to_the_confirmed_document(bot, tmp_path):
     names = ["good.pdf", "política-ñ-测试.pdf", "prompt-injection.pdf"]
     for i, name in enumerate(names):
         bot.ingest_file(pdfs.simple_pdf(tmp_path / f"{i}.pdf", [f"Document {i} about cover number {i}."]), name=name)
-    target = next(d for d in bot.documents().documents if d.name == "prompt-injection.pdf")
+    target = next(d for d in bot.library.documents().documents if d.name == "prompt-injection.pdf")
     bot.delete(target.name, sha256=target.sha256)  # session A
     with pytest.raises(AlreadyDeleted, match="already deleted"):
         bot.delete(target.name, sha256=target.sha256)  # session B, a moment later
-    assert [d.name for d in bot.documents().documents] == names[:2]
+    assert [d.name for d in bot.library.documents().documents] == names[:2]
     # Same name, new content: the confirmed (old) one is gone, so the new one stays.
     bot.ingest_file(pdfs.simple_pdf(tmp_path / "new.pdf", ["Different wording entirely."]), name="prompt-injection.pdf")
     with pytest.raises(AlreadyDeleted):
         bot.delete("prompt-injection.pdf", sha256=target.sha256)
-    assert "prompt-injection.pdf" in [d.name for d in bot.documents().documents]
+    assert "prompt-injection.pdf" in [d.name for d in bot.library.documents().documents]
 
 
 def test_concurrent_deletes_from_two_threads_delete_once(bot, tmp_path):
@@ -203,7 +203,7 @@ def test_concurrent_deletes_from_two_threads_delete_once(bot, tmp_path):
 
     for name in ("a.pdf", "b.pdf"):
         bot.ingest_file(pdfs.simple_pdf(tmp_path / name, [f"Policy {name} covers bicycles."]), name=name)
-    doc = next(d for d in bot.documents().documents if d.name == "a.pdf")
+    doc = next(d for d in bot.library.documents().documents if d.name == "a.pdf")
     results: list[str] = []
 
     def delete() -> None:
@@ -219,19 +219,21 @@ def test_concurrent_deletes_from_two_threads_delete_once(bot, tmp_path):
     for t in threads:
         t.join()
     assert sorted(results) == ["already deleted", "deleted"]
-    assert [d.name for d in bot.documents().documents] == ["b.pdf"]
+    assert [d.name for d in bot.library.documents().documents] == ["b.pdf"]
 
 
 def test_uploads_get_safe_names_and_are_staged_inside_the_data_folder(bot, policy_pdf, monkeypatch):
-    staged: list = []
-    real = bot.library.ingest_file
+    from policybot.ingestion.pipeline import IngestPipeline
 
-    def spy(path, progress=None, name=None):
+    staged: list = []
+    real = IngestPipeline.run
+
+    def spy(self, path, name=None, progress=None):
         staged.append(path)
         assert path.exists()
-        return real(path, progress, name=name)
+        return real(self, path, name, progress)
 
-    monkeypatch.setattr(bot.library, "ingest_file", spy)
+    monkeypatch.setattr(IngestPipeline, "run", spy)
     data = policy_pdf.read_bytes()
     hostile = "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf"
     outcome = bot.ingest_upload(hostile, data)
@@ -243,7 +245,7 @@ def test_uploads_get_safe_names_and_are_staged_inside_the_data_folder(bot, polic
     assert staged and all(home in p.resolve().parents for p in staged)
     assert not any(p.exists() for p in staged)  # removed, failed or not
     assert list((bot.settings.home / "uploads").iterdir()) == []
-    assert sorted(d.name for d in bot.documents().documents) == ["evil.pdf", "pixel-from-name.png y javascript alert 5.pdf"]
+    assert sorted(d.name for d in bot.library.documents().documents) == ["evil.pdf", "pixel-from-name.png y javascript alert 5.pdf"]
 
 
 def test_ingest_outcome_reports_damage_and_stripped_lines(bot, tmp_path, policy_pdf):
@@ -257,13 +259,13 @@ def test_ingest_outcome_reports_damage_and_stripped_lines(bot, tmp_path, policy_
 
 def _crash_after_vectors(bot, pdf):
     """What a kill -9 between the vector write and the registry commit leaves behind."""
-    from policybot.ingest import sha256_of
+    from policybot.ingestion.files import sha256_of
 
     sha = sha256_of(pdf)
     doc_id = f"{sha[:16]}-crashed"
-    bot.registry.begin_pending(bot.index.collection, doc_id, str(bot.index.files_dir / f"{sha}.pdf"))
-    stored, _ = bot.index.store_file(pdf, sha)
-    bot.index.store.add([f"{doc_id}:00000"], bot.embedder.embed(["half an ingestion"]), ["half an ingestion"],
+    bot.components.registry.begin_pending(bot.components.index.collection, doc_id, str(bot.components.index.files_dir / f"{sha}.pdf"))
+    stored, _ = bot.components.index.store_file(pdf, sha)
+    bot.components.index.store.add([f"{doc_id}:00000"], bot.components.embedder.embed(["half an ingestion"]), ["half an ingestion"],
                         [{"doc_id": doc_id, "name": pdf.name, "section": "", "page_start": 1, "page_end": 1, "kind": "text"}])
     return doc_id, stored
 
@@ -274,14 +276,14 @@ def test_restart_cleans_up_an_interrupted_ingestion(tmp_path, policy_pdf):
     kept = pdfs.simple_pdf(tmp_path / "kept.pdf", ["Kept document about garden sheds."])
     bot.ingest([kept])
     doc_id, stored = _crash_after_vectors(bot, policy_pdf)
-    (bot.index.files_dir / "half-copied.part").write_bytes(b"%PDF-")
-    (bot.index.files_dir / f"{'0' * 64}.pdf").write_bytes(b"%PDF- an orphan, no registry row, no journal")
-    assert doc_id in bot.index.store.doc_ids() and stored.exists()
+    (bot.components.index.files_dir / "half-copied.part").write_bytes(b"%PDF-")
+    (bot.components.index.files_dir / f"{'0' * 64}.pdf").write_bytes(b"%PDF- an orphan, no registry row, no journal")
+    assert doc_id in bot.components.index.store.doc_ids() and stored.exists()
 
     fresh = PolicyBot(settings)  # the next start
-    assert fresh.index.store.doc_ids() == {d.doc_id for d in fresh.index.documents()}
-    assert sorted(p.name for p in fresh.index.files_dir.iterdir()) == [f"{fresh.index.documents()[0].sha256}.pdf"]
-    assert fresh.registry.pending() == []
+    assert fresh.components.index.store.doc_ids() == {d.doc_id for d in fresh.components.index.documents()}
+    assert sorted(p.name for p in fresh.components.index.files_dir.iterdir()) == [f"{fresh.components.index.documents()[0].sha256}.pdf"]
+    assert fresh.components.registry.pending() == []
     # The crashed file ingests cleanly afterwards.
     assert [o.status for o in fresh.ingest([policy_pdf]).outcomes] == ["ingested"]
 
@@ -289,14 +291,14 @@ def test_restart_cleans_up_an_interrupted_ingestion(tmp_path, policy_pdf):
 def test_clean_up_waits_for_another_process_ingesting(tmp_path, policy_pdf):
     settings = make_settings(tmp_path / "home")
     bot = PolicyBot(settings)
-    bot.index
+    bot.components.index
     doc_id, stored = _crash_after_vectors(bot, policy_pdf)  # as if still being written by another process
-    with bot.library_lock.hold():
+    with bot.components.library_lock.hold():
         other = PolicyBot(settings)
-        assert other.index.recover(other.library_lock).total == 0
-        assert stored.exists() and doc_id in other.index.store.doc_ids()
-    assert other.index.recover(other.library_lock).interrupted == 1
-    assert not stored.exists() and doc_id not in other.index.store.doc_ids()
+        assert other.components.index.recover(other.components.library_lock).total == 0
+        assert stored.exists() and doc_id in other.components.index.store.doc_ids()
+    assert other.components.index.recover(other.components.library_lock).interrupted == 1
+    assert not stored.exists() and doc_id not in other.components.index.store.doc_ids()
 
 
 def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_path):
@@ -309,7 +311,7 @@ def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_p
     import subprocess
     import sys
 
-    from policybot.index import write_marker
+    from policybot.store.index import write_marker
     from tests.conftest import NO_OLLAMA, SAMPLE_POLICY
 
     home = tmp_path / "home"
@@ -317,7 +319,7 @@ def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_p
     bot.ingest([SAMPLE_POLICY])  # enough chunks for Chroma to persist HNSW files
     question = "How does the deductible apply to water damage?"
     before = [h.chunk_id for h in bot.search(question, k=5).hits]
-    chunks = bot.index.store.count()
+    chunks = bot.components.index.store.count()
     torn = sorted((home / "chroma").rglob("*.bin"))
     assert torn, "Chroma wrote no HNSW files; the test needs more chunks"
     write_marker(home).write_text("4242")  # the writer died inside a write...

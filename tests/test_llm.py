@@ -9,17 +9,15 @@ through the whole pipeline and comes out with only real, checked citations.
 import importlib.util
 import subprocess
 import sys
+from importlib import resources
 
 import pytest
 
-from importlib import resources
-
 from policybot.errors import PromptError
-from policybot.llm import PROMPT_FIELDS, _checked_fields, load_prompt, packaged_gguf
+from policybot.models.llm import PROMPT_FIELDS, _checked_fields, load_prompt, packaged_gguf
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import make_settings
-
 
 # --- prompts ---------------------------------------------------------------------------------
 
@@ -96,7 +94,7 @@ def test_real_small_model_answer_goes_through_the_checks(tiny_llm_bot):
 
 @pytest.mark.smallllm
 def test_follow_up_with_a_real_model_keeps_a_standalone_question(tiny_llm_bot):
-    from policybot.conversation import Turn
+    from policybot.answer.conversation import Turn
 
     history = [Turn(question="What does Insured Person mean?", standalone="What does Insured Person mean?", answer="It means you and your family [1].")]
     answer = tiny_llm_bot.ask("and children studying away?", history=history)

@@ -5,7 +5,15 @@ import re
 
 import pytest
 
-from policybot.markup import WORD_JOINER, escape_markdown, highlight_html, literal_block, literal_html, plain_text, unescape_markdown
+from policybot.display.markup import (
+    WORD_JOINER,
+    escape_markdown,
+    highlight_html,
+    literal_block,
+    literal_html,
+    plain_text,
+    unescape_markdown,
+)
 
 HOSTILE = [
     "![pixel](http://127.0.0.1:8999/track.png) See the pond rules [click here](https://example.org/claim)",

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from policybot.models import (
+from policybot.models.downloads import (
     PullEvent,
     hf_model_ids,
     localize_remote_code,
@@ -17,7 +17,7 @@ from policybot.models import (
     pull_ollama_model,
     pull_profile,
 )
-from policybot.profiles import (
+from policybot.models.profiles import (
     BGE_RERANKER,
     GTE_MULTILINGUAL,
     MINILM,

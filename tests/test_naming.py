@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.naming import name_phrases, named_documents
-from policybot.registry import DocumentRow
+from policybot.answer.naming import name_phrases, named_documents
+from policybot.core.rows import DocumentRow
 
 
 def doc(doc_id: str, name: str, title: str) -> DocumentRow:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from policybot.doctor import run_checks
-from policybot.ingest import read_pdf
-from policybot.ocr import TesseractOCR, parse_tsv
-from policybot.settings import OcrSettings
+from policybot.ingestion.ocr import TesseractOCR, parse_tsv
+from policybot.ingestion.pdf import read_pdf
 from policybot.service import PolicyBot
+from policybot.settings import OcrSettings
 from tests import pdfs
 from tests.conftest import make_settings
 
@@ -73,7 +73,7 @@ def test_tsv_words_become_lines_in_points_with_a_length_weighted_confidence():
 def test_a_scanned_policy_is_read_with_its_page_numbers(scanned_home):
     home, _ = scanned_home
     bot = PolicyBot(make_settings(home, llm_mode="off"))
-    [doc] = bot.documents().documents
+    [doc] = bot.library.documents().documents
     assert set(doc.ocr_pages) == {1, 2, 3, 4, 5}  # page 4, a picture, still has its footer
     assert all(80 <= c <= 100 for c in doc.ocr_pages.values()) and doc.ocr_flagged == []
     hit = bot.search("What does Insured Person mean?", k=3).hits[0]
@@ -126,7 +126,7 @@ def test_pages_under_the_confidence_floor_are_flagged_everywhere(tmp_path, scann
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off", ocr={"confidence_floor": 99.9}))
     outcome = bot.ingest_file(scanned_policy)
     assert outcome.status == "ingested" and "low OCR confidence (under 100%)" in outcome.message
-    [doc] = bot.documents().documents
+    [doc] = bot.library.documents().documents
     assert doc.ocr_flagged == sorted(doc.ocr_pages)
     top = bot.ask("Who counts as an insured person?", use_llm=False).shown_citations[0]
     assert top.ocr_confidence is not None and top.ocr_confidence < 99.9
@@ -165,7 +165,7 @@ def test_ocr_turned_off_leaves_scans_out_and_says_so(tmp_path, scanned_pdf):
 
 
 def _plan(settings: OcrSettings):
-    from policybot.ingest import OcrPlan
+    from policybot.ingestion.pdf import OcrPlan
 
     return OcrPlan(TesseractOCR(settings), settings)
 
@@ -173,7 +173,7 @@ def _plan(settings: OcrSettings):
 def test_hanging_list_numbers_go_back_to_their_items():
     """Tesseract reads a column of clause numbers as a block of its own ("20." "21." stacked);
     each goes back to the line beside it, so items keep their numbers and no chunk is bare numbers."""
-    from policybot.ocr import OcrLine, attach_markers
+    from policybot.ingestion.ocr import OcrLine, attach_markers
 
     def line(text, x0, y0, block, words=None):
         return OcrLine(text, x0, y0, x0 + 200, y0 + 10, block, 95.0, len(text), 0.1, words or [(text, (x0, y0, x0 + 200, y0 + 10))])
@@ -193,7 +193,7 @@ def test_hanging_list_numbers_go_back_to_their_items():
      ("Il. Lower case text", "Il. Lower case text")],
 )
 def test_roman_numerals_misread_by_ocr_are_restored_on_capitalised_headings(read, printed):
-    from policybot.ocr import roman_heading
+    from policybot.ingestion.ocr import roman_heading
 
     assert roman_heading(read) == printed
 
@@ -205,7 +205,7 @@ def test_a_poor_scan_is_flagged_at_the_default_floor(tmp_path):
     poor = pdfs.scan_of(pdfs.sample_policy(tmp_path / "acme.pdf"), tmp_path / "poor.pdf", pages={2}, dpi=100, noise=45)
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
     outcome = bot.ingest_file(poor)
-    [doc] = bot.documents().documents
+    [doc] = bot.library.documents().documents
     assert list(doc.ocr_pages) == [2]  # some words are read (52% with Tesseract 5.3), badly
     assert doc.ocr_pages[2] < bot.settings.ocr.confidence_floor and doc.ocr_flagged == [2]
     assert "low OCR confidence (under 80%) on page(s) 2" in outcome.message

@@ -7,9 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from policybot.components import Components
+from policybot.models.profiles import RerankerModel
+from policybot.models.rerank import CrossEncoderReranker
 from policybot.options import AskOptions
-from policybot.profiles import RerankerModel
-from policybot.rerank import CrossEncoderReranker
 from policybot.service import PolicyBot
 from tests.conftest import SAMPLE_POLICY, make_settings
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from policybot.pages import cached_render, highlight_rects, render_page
+from policybot.display.page_images import cached_render, highlight_rects, render_page
 from tests import pdfs
 
 DEFINITION = (

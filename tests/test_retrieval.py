@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from policybot.lexical import LexicalIndex, Tokenizer
-from policybot.retrieval import RankFusion
+from policybot.answer.retrieval import RankFusion
 from policybot.service import PolicyBot, PolicyBotError
+from policybot.store.lexical import LexicalIndex, Tokenizer
 from tests import pdfs
 from tests.conftest import make_settings
 
@@ -164,8 +164,8 @@ def test_dense_search_over_most_of_the_library_skips_the_filter_but_keeps_the_sc
     bot = PolicyBot(make_settings(tmp_path / "home"))
     twins = [pdfs.sample_policy(tmp_path / f"acme-{name}.pdf") for name in ("a", "b", "c")]
     assert not bot.ingest(twins).failed
-    docs = {d.name: d.doc_id for d in bot.index.documents()}
-    store, vector = bot.index.store, bot.embedder.embed_query("wear and tear")
+    docs = {d.name: d.doc_id for d in bot.components.index.documents()}
+    store, vector = bot.components.index.store, bot.components.embedder.embed_query("wear and tear")
     calls = []
     real = store.collection.query
     store.collection.query = lambda **kw: calls.append("where" in kw) or real(**kw)

@@ -35,7 +35,7 @@ def _page_of_text(snippet: str) -> int:
 
 
 def test_sample_policy_is_realistic(sample_bot):
-    [doc] = sample_bot.documents().documents
+    [doc] = sample_bot.library.documents().documents
     assert doc.pages >= 15
     assert doc.section_source == "outline" and doc.sections >= 40
     assert doc.tables >= 1

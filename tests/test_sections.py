@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from policybot.sections import detect_sections, from_outline, from_patterns, heading_kind
+from policybot.ingestion.sections import detect_sections, from_outline, from_patterns, heading_kind
 
 
 @dataclass

@@ -3,8 +3,9 @@ sibling documents."""
 
 from __future__ import annotations
 
-from policybot.registry import ChunkRow, DocumentRow
-from policybot.selection import Candidate, group_siblings, same_text
+from policybot.answer.selection import group_siblings, same_text
+from policybot.core.passages import Passage
+from policybot.core.rows import ChunkRow, DocumentRow
 
 PROOF = (
     "Within 60 days after the loss, send us a proof of loss, which is your statement of the amount "
@@ -16,8 +17,8 @@ def doc(doc_id: str) -> DocumentRow:
     return DocumentRow("c", doc_id, f"{doc_id}.pdf", "sha", doc_id.title(), 1, 1, 1, "none", 0, [], "m", "ch", "p", "p", "t", 0.0)
 
 
-def candidate(doc_id: str, text: str, page: int = 21, score: float = 0.5) -> Candidate:
-    return Candidate(ChunkRow(f"{doc_id}:00001", doc_id, 1, text, text, "VII. General Conditions > G. Requirements", page, page, "text"), doc(doc_id), score)
+def candidate(doc_id: str, text: str, page: int = 21, score: float = 0.5) -> Passage:
+    return Passage(ChunkRow(f"{doc_id}:00001", doc_id, 1, text, text, "VII. General Conditions > G. Requirements", page, page, "text"), doc(doc_id), score)
 
 
 def test_same_text_allows_line_breaks_and_a_changed_word_but_not_another_clause():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from policybot.profiles import BGE_RERANKER, GTE_MULTILINGUAL, MINILM, local_dir_name, resolve_profile
+from policybot.models.profiles import BGE_RERANKER, GTE_MULTILINGUAL, MINILM, local_dir_name, resolve_profile
 from policybot.settings import Settings
 from tests.conftest import NO_OLLAMA, make_settings
 
@@ -241,7 +241,7 @@ def test_loading_a_local_model_changes_no_environment(tmp_path, monkeypatch):
     resolve the same before and after a model has loaded."""
     import os
 
-    from policybot.profiles import load_source
+    from policybot.models.profiles import load_source
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     settings = make_settings(tmp_path / "home", profile="auto", allow_downloads=True)
@@ -262,7 +262,7 @@ def test_the_app_serves_with_one_torch_thread_unless_the_user_chose(monkeypatch)
 def test_the_embedder_applies_the_thread_count_when_it_loads(tmp_path):
     import torch
 
-    from policybot.embeddings import Embedder
+    from policybot.models.embeddings import Embedder
 
     before = torch.get_num_threads()
     try:

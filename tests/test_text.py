@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policybot.text import (
+from policybot.core.text import (
     CLAUSE_BREAK,
     SENTENCE_BREAK,
     alnum,

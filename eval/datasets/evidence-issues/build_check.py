@@ -72,7 +72,7 @@ def norm(text: str) -> str:
 
 
 def alnum(text: str) -> str:
-    """Lowercase letters and digits only (as policybot.text.alnum: NFKC, soft hyphens dropped)."""
+    """Lowercase letters and digits only (as policybot.core.text.alnum: NFKC, soft hyphens dropped)."""
     return _NON_ALNUM.sub(
         "", unicodedata.normalize("NFKC", text).replace("\u00ad", "").lower()
     )

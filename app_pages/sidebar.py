@@ -1,0 +1,91 @@
+"""The sidebar, drawn on every page: what a question searches (documents, and the date whose
+editions are in force), the answer settings, the status, and the kiosk's admin lock.
+
+Controls that change what a question searches live here rather than on a page: Streamlit
+forgets a widget's value on every run that does not draw it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import streamlit as st
+
+from app_pages.state import load_pin_gate, lock_admin
+from policybot.display.markup import escape_markdown
+from policybot.options import AskOptions
+from policybot.schemas import DocumentList, Status
+from policybot.service import PolicyBot
+
+LANGUAGES = ["auto", "English", "Bahasa Melayu", "Français", "Español", "Deutsch", "हिन्दी"]
+
+
+def status_box(status: Status, listing: DocumentList) -> None:
+    """Profile, models, LLM and index."""
+    chunks = sum(d.chunks for d in listing.documents)
+    with st.sidebar.expander("Status", expanded=False):
+        st.markdown(f"**Profile:** {escape_markdown(status.profile)}  \n{escape_markdown(status.profile_reason)}")
+        st.markdown(f"**Embeddings:** {escape_markdown(status.embedding_model)}")
+        st.markdown(f"**Reranker:** {escape_markdown(status.reranker or 'none')}")
+        if status.llm is not None:
+            st.markdown(f"**Answers:** written by {escape_markdown(status.llm)} from the passages")
+        else:
+            st.markdown(f"**Answers:** quotes of the best passages. {escape_markdown(status.llm_notice or '')}")
+        st.markdown(f"**Index:** {len(listing.documents)} documents, {chunks} passages")
+
+
+def scope_box(listing: DocumentList) -> list[str] | None:
+    """The documents a question searches, and (when the library has editions) the day whose
+    editions are in force. Returns the chosen documents, or None for "the editions in force"
+    (the library picks them for the date asked)."""
+    docs = listing.documents
+    names = [d.name for d in docs]
+    in_force = [d.name for d in docs if not d.superseded_by]
+    known = st.session_state.get("scope_library")
+    if known != names:  # the library changed: keep the choice, add new documents (in force), drop deleted ones
+        chosen = st.session_state.get("scope", in_force)
+        st.session_state["scope"] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
+        st.session_state["scope_library"] = names
+    help_text = "Which documents a question searches (superseded editions are left out unless chosen)."
+    scope = st.sidebar.multiselect("Search in", names, key="scope", help=help_text)
+    families = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
+    if any(n > 1 for n in families.values()):
+        st.sidebar.date_input("Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day.")
+    return None if not scope or set(scope) == set(in_force) else scope
+
+
+def settings_box(bot: PolicyBot, status: Status) -> AskOptions:
+    """Per-session answer settings (they never change other sessions)."""
+    s = bot.settings
+    with st.sidebar.expander("Settings"):
+        fast = st.toggle("Fast mode (no query rewriting)", value=s.fast_mode, key="fast")
+        rerank = st.toggle("Rerank passages", value=s.rerank, key="rerank", disabled=status.reranker is None)
+        top_p = st.slider("Top-p (passage selection)", 0.5, 1.0, float(s.fusion_top_p), 0.05, key="top_p")
+        rewrites = st.slider("Query rewrites", 0, 8, int(s.expansion_rewrites), key="rewrites")
+        language = st.selectbox("Answer language", LANGUAGES, key="language")
+    return AskOptions(fast=fast, rerank=rerank, top_p=top_p, rewrites=rewrites, language=language)
+
+
+def admin_box(bot: PolicyBot) -> bool:
+    """Kiosk lock: True when the library and the settings may be changed."""
+    state = st.session_state
+    settings = bot.settings
+    if not settings.kiosk or state.unlocked:
+        if settings.kiosk and st.sidebar.button("Lock admin", key="lock"):
+            lock_admin(None)
+            st.rerun()
+        return True
+    gate = load_pin_gate(str(settings.home.resolve()), settings.kiosk_pin, settings.kiosk_pin_attempts)
+    with st.sidebar.expander("Admin"):
+        if not settings.kiosk_pin:
+            st.caption("Set POLICYBOT_KIOSK_PIN to allow unlocking on this kiosk.")
+        pin = st.text_input("Admin PIN", type="password", key="pin")
+        if st.button("Unlock", key="unlock"):
+            verdict = gate.attempt(state.session_id, pin)
+            if verdict.ok:
+                state.unlocked = True
+                state.unlocked_at = time.time()
+                st.rerun()
+            st.error(verdict.message)
+    return False

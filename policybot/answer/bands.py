@@ -1,0 +1,53 @@
+"""Deciding in bands, not at a cliff: a question is out of scope (refused), uncertain (answered
+with a caution, or left to the LLM to decide from the passages) or confident (answered).
+
+A fixed cosine threshold does not carry: cosines depend on the embedding model and on the
+corpus (a library of long legal clauses scores everything lower than one of short FAQs), and
+BM25 scores on the corpus's statistics. So the scale is set by the library itself: a bank of
+off-topic probe questions (cooking, sport, astronomy …, ``calibration/offtopic-probes.txt``) is
+scored against the documents searched, by the embedding model (per document, at ingestion) and
+by BM25 (per scope, when the library changes). A question whose best passage is no closer in
+meaning than what 95 % of off-topic questions reach in the same documents, and whose best BM25
+match is no stronger than any off-topic question's, is clearly outside them. One on which
+dense retrieval and BM25 agree about the best passage is a confident match (agreement is what
+predicts a good first pass); the rest is uncertain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from policybot.core.probes import Calibration
+
+Band = Literal["confident", "uncertain", "out_of_scope"]
+
+
+# Out of scope: no closer in meaning than this share of the off-topic probes, and no stronger a
+# word match than the best of them. Not fitted to any set: "no closer than 95 % of questions
+# about something else entirely" is the definition. The word-match test only rescues: an
+# off-topic question sharing a few common words with the documents ("won", "world") still
+# reaches the 95th percentile of the probes' BM25, never their maximum.
+OUT_QUANTILE = 0.95
+LEXICAL_RESCUE_QUANTILE = 1.0
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What is known about a question's best passages when the band is decided."""
+
+    cosine: float  # best cosine of the question with a kept passage
+    lexical: float  # best BM25 score of the question over the scope
+    agreement: bool  # dense retrieval and BM25 put the same passage first
+    clause_led: bool  # a clause the question names leads the ranking
+
+
+def decide(signals: Signals, calibration: Calibration, out_quantile: float = OUT_QUANTILE) -> tuple[Band, float]:
+    """The band, and the cosine at or below which the question is out of scope (when BM25 too
+    finds nothing better than the off-topic probes do)."""
+    floor = calibration.dense_floor(out_quantile)
+    if signals.clause_led:
+        return "confident", floor  # the user pointed at the clause
+    if signals.cosine <= floor and signals.lexical <= calibration.lexical_floor(LEXICAL_RESCUE_QUANTILE):
+        return "out_of_scope", floor
+    return ("confident" if signals.agreement else "uncertain"), floor

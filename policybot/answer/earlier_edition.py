@@ -1,0 +1,55 @@
+"""The answer's last stage: when the best source's clause read differently in an older,
+superseded edition of the same policy, the answer says what it said and shows that passage.
+
+Older editions are outside a question's scope (a question searches the editions in force), so
+this stage looks at the whole library, not the scope.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from policybot.core.editions import earlier_wording, edition_day
+from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
+from policybot.schemas import Answer, Citation
+
+Library = Callable[[], Sequence[DocumentRow]]  # every document of the library
+ChunksOf = Callable[[DocumentRow], list[ChunkRow]]  # a document's chunks, in order
+
+
+class EarlierEdition:
+    """Adds ``edition_note`` and ``earlier_edition`` to an answer whose best source changed wording."""
+
+    def __init__(self, library: Library, rows: RowLookup, chunks_of: ChunksOf) -> None:
+        self.library = library
+        self.rows = rows
+        self.chunks_of = chunks_of
+
+    def run(self, answer: Answer) -> Answer:
+        shown = answer.shown_citations
+        if answer.refused or not shown:
+            return answer
+        top = shown[0]
+        docs = self.library()
+        current = next((d for d in docs if d.name == top.doc), None)
+        chunk = self.rows([top.chunk_id]).get(top.chunk_id)
+        if current is None or chunk is None:
+            return answer
+        found = earlier_wording(current, chunk, docs, self.chunks_of)
+        if found is None:
+            return answer
+        answer.edition_note = found.note(current)
+        answer.earlier_edition = Citation(
+            n=len(answer.citations) + 1,
+            chunk_id=found.chunk.chunk_id,
+            doc=found.doc.name,
+            title=found.doc.title,
+            section=found.chunk.section,
+            page_start=found.chunk.page_start,
+            page_end=found.chunk.page_end,
+            text=found.chunk.text,
+            score=0.0,
+            reference=f"the {edition_day(found.doc)[:4]} edition of [{top.n}]",
+            referenced_by=[top.n],
+        )
+        return answer

@@ -1,0 +1,244 @@
+"""Answering one question: the stages composed, each one's progress streamed as it happens.
+
+first pass (hybrid search; its best passages go to the caller at once) → plan (condense a
+follow-up; HyDE + rewrites in one LLM call unless the first pass is confident) → ranking
+(every query's dense and BM25 lists and any named clause, fused with RRF, cut with top-p) →
+scoring (cross-encoder or cosine) → context budget → guard (refuse below the threshold) →
+writing (LLM, streamed, citations checked; or extractive) → earlier edition (what a superseded
+edition of the best source said, when it read differently).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generator, Iterator, Sequence
+
+from policybot.answer.bands import Signals
+from policybot.answer.conversation import Turn
+from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
+from policybot.answer.guard import Guard, Verdict
+from policybot.answer.naming import NamedDocument
+from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
+from policybot.answer.references import ReferenceFollower
+from policybot.answer.retrieval import Fused, HybridRetriever, ListKey, RankedLists, fusion_weights, ranked_for_fusion
+from policybot.answer.scoring import (
+    CosineScorer,
+    CrossEncoderScorer,
+    QueryEmbedder,
+    Scored,
+    ScoreSource,
+    Thresholds,
+    VectorLookup,
+)
+from policybot.answer.selection import Selector, group_siblings
+from policybot.answer.writers import AnswerDraft, ExtractiveWriter, LLMWriter
+from policybot.core.passages import Passage
+from policybot.core.probes import Calibration
+from policybot.core.rows import DocumentRow, RowLookup
+from policybot.core.timing import Timings
+from policybot.events import AnswerEvent, Event, PassagesEvent, StageEvent, StandaloneEvent
+from policybot.models.llm import ChatLLM, LLMUsage
+from policybot.models.rerank import Reranker
+from policybot.schemas import Citation
+from policybot.settings import Settings
+
+# The answer's ``retrieved`` list (for evaluation) holds this many chunks.
+RANKING_DEPTH = 20
+PREVIEW_PASSAGES = 5
+
+
+@dataclass
+class AnswerParts:
+    """What the pipeline is built from; ``Components`` makes these once per process and settings."""
+
+    retriever: HybridRetriever
+    rows: RowLookup
+    vectors: VectorLookup
+    embed_query: QueryEmbedder
+    reranker: Reranker | None
+    thresholds: Thresholds
+    profile: str
+    llm_model: str  # the profile's LLM, named when telling the user how to start it
+    calibration: Callable[[Sequence[DocumentRow]], Calibration]  # off-topic probe scores of a scope
+    name_documents: Callable[[str, Sequence[DocumentRow]], list[NamedDocument]]
+    library: Library  # every document, for the earlier-edition note (outside the question's scope)
+    chunks_of: ChunksOf
+    references: ReferenceFollower | None = None
+
+
+@dataclass
+class FirstPass:
+    queries: list[str]  # the question as searched first (a follow-up: with its context, and alone)
+    lists: RankedLists
+    fused: list[Fused]
+    preview: list[Citation]
+    confidence: float  # the top cosine when dense and BM25 agree on the best passage, else 0
+
+
+@dataclass
+class Ranking:
+    fused: list[Fused]
+    candidates: list[Passage]
+    clause_ids: set[str]
+
+
+class AnswerPipeline:
+    """Runs the stages for one question's settings; holds no state between questions."""
+
+    def __init__(self, parts: AnswerParts, settings: Settings, llm: ChatLLM | None, llm_notice: str | None = None) -> None:
+        self.parts = parts
+        self.settings = settings
+        self.llm = llm
+        self.llm_notice = llm_notice
+        self.planner = QueryPlanner(settings, llm, parts.thresholds.confident)
+        self.selector = Selector(settings, parts.rows)
+        self.extractive = ExtractiveWriter(parts.llm_model)
+        self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
+
+    def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
+        named = self.parts.name_documents(question, scope)
+        scope = [n.doc for n in named] or list(scope)  # a question that names its document searches it only
+        by_id = {d.doc_id: d for d in scope}
+        usage, timings = LLMUsage(), Timings()
+        yield StageEvent("searching")
+        queries = self.planner.first_queries(question, history)
+        with timings.measure("first_pass"):
+            first = self._first_pass(queries, by_id)
+        yield PassagesEvent(first.preview)
+        request = PlanRequest(question, history, queries, first.confidence, _summary(scope))
+        plan = yield from self.planner.run(request, usage, timings)
+        if plan.standalone != question:
+            yield StandaloneEvent(plan.standalone)
+        yield StageEvent("searching")
+        with timings.measure("retrieval"):
+            ranking = self._rank(plan, first, by_id)
+        scored = yield from self._score(plan.standalone, ranking.candidates, timings)
+        with timings.measure("context"):
+            kept = self.selector.fit_budget(group_siblings(scored.candidates))
+            sources = [c.citation(i + 1) for i, c in enumerate(kept)]
+            verdict = self._decide(plan.standalone, scored, ranking, first, scope, bool(sources))
+            if verdict.band != "out_of_scope":
+                sources += self._supporting(plan.standalone, sources, by_id)
+        draft = self._draft(question, plan, first, ranking, scored, verdict, [n.doc.name for n in named], usage, timings)
+        if verdict.refusal:
+            answer = draft.refusal(sources, verdict.refusal)
+        elif self.llm is None:
+            answer = self.extractive.run(draft, plan.standalone, sources, self.llm_notice, named=bool(named))
+        else:
+            answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
+        yield AnswerEvent(self.earlier.run(answer))
+
+    # --- stages -----------------------------------------------------------------------
+    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow]) -> FirstPass:
+        """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
+        retriever = self.parts.retriever
+        lists: RankedLists = {}
+        for i, query in enumerate(queries):
+            lists.update(retriever.lists(query, list(by_id), i))
+        fused = retriever.fusion.run(ranked_for_fusion(lists))
+        preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
+        return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
+
+    def _rank(self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow]) -> Ranking:
+        """Every planned query's lists, plus the chunks of a clause the question names, fused."""
+        retriever, doc_ids = self.parts.retriever, list(by_id)
+        planned = plan.queries != first.queries
+        lists: RankedLists = {}
+        if not planned:
+            lists.update(first.lists)  # nothing new to search
+        for i, query in enumerate(plan.queries if planned else []):
+            lists.update(retriever.lists(query, doc_ids, i))
+        refs = clause_references(plan.standalone)
+        clause = retriever.clauses.run(refs, doc_ids) if refs else []
+        ranking = ranked_for_fusion(lists)
+        if clause:
+            ranking[ListKey("clause")] = clause
+        fused = retriever.fusion.run(ranking, fusion_weights(list(ranking), self.settings.original_query_weight, planned))
+        kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
+        return Ranking(fused, kept, {cid for cid, _ in clause})
+
+    def _score(self, question: str, candidates: list[Passage], timings: Timings) -> Generator[Event, None, Scored]:
+        parts = self.parts
+        if parts.reranker is not None and self.settings.rerank and candidates:
+            yield StageEvent("reranking")
+            with timings.measure("rerank"):
+                return CrossEncoderScorer(parts.reranker, parts.thresholds.reranker, self.settings).run(question, candidates)
+        with timings.measure("relevance"):
+            scorer = CosineScorer(parts.embed_query, parts.vectors, parts.thresholds.cosine, self.settings.rerank_max_chunks)
+            return scorer.run(question, candidates)
+
+    def _decide(self, question: str, scored: Scored, ranking: Ranking, first: FirstPass, scope: Sequence[DocumentRow], has_sources: bool) -> Verdict:
+        """The band: the best passage's cosine against what off-topic questions reach in this scope."""
+        cosine = scored.relevance if scored.source is ScoreSource.COSINE else self._best_cosine(question, ranking.candidates)
+        clause_led = bool(ranking.clause_ids) and bool(scored.candidates) and scored.candidates[0].chunk.chunk_id in ranking.clause_ids
+        lexical = max((score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]), default=0.0)
+        signals = Signals(cosine=cosine, lexical=lexical, agreement=first.confidence > 0, clause_led=clause_led)
+        return Guard().run(signals, self.parts.calibration(scope), scored, has_sources)
+
+    def _best_cosine(self, question: str, candidates: list[Passage]) -> float:
+        scorer = CosineScorer(self.parts.embed_query, self.parts.vectors, self.parts.thresholds.cosine, len(candidates))
+        return max(scorer.cosines(question, candidates), default=0.0)
+
+    def _supporting(self, question: str, sources: list[Citation], by_id: dict[str, DocumentRow]) -> list[Citation]:
+        """The clauses and definitions the sources point to, numbered after them."""
+        follower = self.parts.references
+        if follower is None:
+            return []
+        added: list[Citation] = []
+        for item in follower.run(question, sources, by_id):
+            citation = Passage(item.chunk, item.doc, 0.0).citation(len(sources) + len(added) + 1)
+            added.append(citation.model_copy(update={"referenced_by": [item.referenced_by], "reference": item.reason}))
+        return added
+
+    def _draft(
+        self,
+        question: str,
+        plan: QueryPlan,
+        first: FirstPass,
+        ranking: Ranking,
+        scored: Scored,
+        verdict: Verdict,
+        named: list[str],
+        usage: LLMUsage,
+        timings: Timings,
+    ) -> AnswerDraft:
+        retrieved, scores = evaluation_ranking(scored.candidates, ranking.fused)
+        return AnswerDraft(
+            question=question,
+            standalone_question=plan.standalone,
+            queries=plan.queries,
+            expansion=plan.expansion,
+            relevance=verdict.relevance,
+            first_pass_score=first.confidence,
+            refusal_threshold=verdict.threshold,
+            retrieved=retrieved,
+            retrieved_scores=scores,
+            profile=self.parts.profile,
+            llm_model=self.llm.name if self.llm else None,
+            band=verdict.band,
+            named_documents=named,
+            timings=timings,
+            usage=usage,
+        )
+
+
+def _agreement(lists: RankedLists) -> float:
+    """Top cosine when dense and BM25 agree on the best chunk, else 0: agreement is what
+    predicts a good first pass (82 % hit@5 vs 67-71 % without; cosine alone does not)."""
+    dense = lists.get(ListKey("dense")) or []
+    lexical = lists.get(ListKey("lexical")) or []
+    return dense[0][1] if dense and lexical and dense[0][0] == lexical[0][0] else 0.0
+
+
+def evaluation_ranking(kept: Sequence[Passage], fused: Sequence[Fused]) -> tuple[list[str], list[float]]:
+    """The final ranking for evaluation: the kept passages (with their relevance scores), then
+    the rest of the fused list (with their RRF scores), ``RANKING_DEPTH`` in all."""
+    kept_ids = [c.chunk.chunk_id for c in kept]
+    skip = set(kept_ids)
+    rest = [f for f in fused if f.chunk_id not in skip][: max(0, RANKING_DEPTH - len(kept_ids))]
+    return kept_ids + [f.chunk_id for f in rest], [round(c.score, 4) for c in kept] + [round(f.score, 6) for f in rest]
+
+
+def _summary(scope: Sequence[DocumentRow]) -> str:
+    """What the documents are, for the expansion prompt."""
+    return " | ".join(d.summary or d.title for d in scope[:8])[:600]

@@ -1,0 +1,238 @@
+"""The query planner: turning a user's question into search queries. Follow-ups are made
+standalone (heuristically, or by the LLM), HyDE + rewrites come from one LLM call, skipped
+when the first pass is already confident; clause references ("clause 5.2", "Section VII")
+are read from the question.
+
+Whatever the LLM returns (invalid JSON, a numbered list, nothing at all), the original
+question is always searched: a failed rewrite never leaves the query list empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Generator, Sequence
+
+from pydantic import BaseModel, Field, ValidationError
+
+from policybot.answer.conversation import Turn, history_text
+from policybot.core.timing import Timings
+from policybot.events import Event, StageEvent
+from policybot.models.llm import ChatLLM, LLMUsage, load_prompt
+from policybot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Expansion(BaseModel):
+    """What the expansion call must return."""
+
+    standalone: str | None = Field(None, description="The follow-up rewritten as a standalone question")
+    hyde: str = Field("", description="A short hypothetical passage written as policy text")
+    rewrites: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class QueryPlan:
+    """The queries searched for one question, and how they were made."""
+
+    standalone: str
+    queries: list[str]
+    expanded: bool = False
+    expansion_error: str | None = None
+    expansion: str = ""  # for the answer: "used", "skipped: <why>" or "failed: <why>"
+
+    def status(self) -> str:
+        return "used" if self.expanded else f"failed: {self.expansion_error}"
+
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
+
+
+def parse_expansion(text: str, max_rewrites: int) -> Expansion:
+    """Read the expansion reply, tolerating code fences, prose around the JSON, wrong
+    field types and plain numbered lists. Raises ValueError when nothing usable is found."""
+    match = _JSON_OBJECT.search(text or "")
+    if match:
+        try:
+            raw = json.loads(match.group(0))
+            if isinstance(raw, dict):
+                rewrites = raw.get("rewrites") or raw.get("queries") or []
+                if isinstance(rewrites, str):
+                    rewrites = [r for r in re.split(r"[\n;]+", rewrites)]
+                raw["rewrites"] = [str(r) for r in rewrites if isinstance(r, (str, int, float))]
+                for key in ("hyde", "standalone"):
+                    if raw.get(key) is not None and not isinstance(raw[key], str):
+                        raw[key] = json.dumps(raw[key]) if not isinstance(raw[key], list) else " ".join(map(str, raw[key]))
+                exp = Expansion.model_validate({k: raw.get(k) for k in ("standalone", "hyde", "rewrites") if raw.get(k) is not None})
+                return _clean(exp, max_rewrites)
+        except (json.JSONDecodeError, ValidationError) as exc:
+            log.info("expansion reply is not valid JSON (%s); trying a list", exc)
+    items = [m.group(1).strip(" \"'") for line in (text or "").splitlines() if (m := _LIST_ITEM.match(line))]
+    if items:
+        return _clean(Expansion(rewrites=items), max_rewrites)
+    raise ValueError("no JSON object or list of queries in the reply")
+
+
+def _clean(exp: Expansion, max_rewrites: int) -> Expansion:
+    seen: set[str] = set()
+    rewrites = []
+    for r in exp.rewrites:
+        r = " ".join(r.split()).strip(" \"'")
+        if len(r) >= 2 and any(ch.isalpha() for ch in r) and r.lower() not in seen:
+            seen.add(r.lower())
+            rewrites.append(r[:300])
+    standalone = " ".join((exp.standalone or "").split()) or None
+    return Expansion(standalone=standalone, hyde=" ".join(exp.hyde.split())[:1200], rewrites=rewrites[:max_rewrites])
+
+
+def merge_queries(original: str, extra: Sequence[str]) -> list[str]:
+    """Original first, then distinct extras (case-insensitive)."""
+    out = [original]
+    seen = {original.strip().lower()}
+    for q in extra:
+        key = q.strip().lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(q.strip())
+    return out
+
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(and|but|also|so|then|what about|how about|what if|same)\b|\b(it|its|that|this|those|these|they|them|there|same)\b",
+    re.IGNORECASE,
+)
+
+
+def looks_like_follow_up(question: str) -> bool:
+    """Short questions, or ones that lean on the previous turn ("and for floods?", "is that
+    covered?"), are follow-ups; a full new question ("How do I cook nasi lemak?") is not."""
+    return len(question.split()) <= 4 or bool(_FOLLOW_UP.search(question))
+
+
+def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> str:
+    """Without an LLM, a follow-up is searched together with the question it follows, so
+    "and what about a flood?" still carries "deductible" from the turn before."""
+    if not previous_questions or not looks_like_follow_up(question):
+        return question
+    return f"{previous_questions[-1].rstrip('?. ')}; {question}"
+
+
+class QueryWriter:
+    """The planner's LLM calls: condense a follow-up, or expand a question (with at most one call)."""
+
+    def __init__(self, llm: ChatLLM, rewrites: int = 4, max_tokens: int = 160, hyde: bool = True) -> None:
+        self.llm = llm
+        self.rewrites = rewrites
+        self.max_tokens = max_tokens
+        self.hyde = hyde
+
+    def condense(self, question: str, history: str, usage: LLMUsage) -> str:
+        """One short call: the follow-up as a standalone question (the question itself on failure)."""
+        try:
+            prompt = load_prompt("condense").format(history=history, question=question)
+            reply = self.llm.complete(usage, "condense", prompt, max_tokens=60)
+        except Exception:
+            return question
+        line = next((ln.strip(" \"'") for ln in reply.splitlines() if ln.strip()), "")
+        return line if len(line) >= 3 else question
+
+    def expand(self, question: str, summary: str, usage: LLMUsage, history: str | None = None) -> QueryPlan:
+        """HyDE passage + rewrites (and the standalone question for a follow-up) in one call."""
+        prompt = load_prompt("expansion").format(summary=summary or "policy documents", question=question, n=self.rewrites)
+        if history:
+            prompt = (
+                f"Conversation so far:\n{history}\n\n{prompt}\n"
+                'Also add "standalone": the question rewritten to stand alone, with the details it needs from the conversation.'
+            )
+        try:
+            reply = self.llm.complete(usage, "expansion", prompt, max_tokens=self.max_tokens, json_mode=True)
+            exp = parse_expansion(reply, self.rewrites)
+        except Exception as exc:  # a failed call or an unusable reply: search the question alone
+            return QueryPlan(question, [question], expansion_error=str(exc)[:200])
+        standalone = exp.standalone if (history and exp.standalone) else question
+        extra = list(exp.rewrites) + ([exp.hyde] if exp.hyde and self.hyde else [])
+        return QueryPlan(standalone, merge_queries(standalone, extra), expanded=True)
+
+
+@dataclass
+class PlanRequest:
+    """What the planner decides from: the question, its history and the first pass."""
+
+    question: str
+    history: Sequence[Turn]
+    searched: list[str]  # what the first pass searched (a follow-up: with its context, and alone)
+    confidence: float  # the first pass's confidence (0 when dense and BM25 disagree)
+    summary: str  # what the documents are, for the expansion prompt
+
+
+class QueryPlanner:
+    """Decides what to search: the first pass's query as it is, a condensed follow-up, or the
+    question expanded into HyDE + rewrites, with at most one LLM call."""
+
+    def __init__(self, settings: Settings, llm: ChatLLM | None, confident_at: float) -> None:
+        self.settings = settings
+        self.llm = llm
+        self.confident_at = confident_at
+
+    @staticmethod
+    def first_queries(question: str, history: Sequence[Turn]) -> list[str]:
+        """What the first pass searches. A follow-up is searched with its context ("the
+        deductible for water damage; and if the leak was slow?") and on its own: the context
+        brings the topic, the follow-up alone what is new in it, and fusion keeps both."""
+        joined = heuristic_standalone(question, [t.standalone for t in history]) if history else question
+        return [joined] if joined == question else [joined, question]
+
+    def run(self, request: PlanRequest, usage: LLMUsage, timings: Timings) -> Generator[Event, None, QueryPlan]:
+        s = self.settings
+        searched = request.searched[0]
+        plan = QueryPlan(searched, list(request.searched), expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM")
+        if self.llm is None or s.fast_mode:
+            return plan
+        confident = s.adaptive_expansion and request.confidence >= self.confident_at
+        skipped = f"skipped: first pass confident ({request.confidence:.2f})"
+        writer = QueryWriter(self.llm, s.expansion_rewrites, s.expansion_max_tokens, s.expansion_hyde)
+        if request.history:
+            yield StageEvent("condensing")
+            history = history_text(request.history, s.memory_turns, s.memory_chars)
+            with timings.measure("condense"):
+                if confident:  # one short call is enough: the first pass already found the passages
+                    standalone = writer.condense(request.question, history, usage)
+                    return QueryPlan(standalone, [standalone], expansion=skipped)
+                plan = writer.expand(request.question, request.summary, usage, history=history)
+        elif confident:
+            return QueryPlan(searched, list(request.searched), expansion=skipped)
+        else:
+            yield StageEvent("expanding")
+            with timings.measure("expansion"):
+                plan = writer.expand(request.question, request.summary, usage)
+        plan.expansion = plan.status()
+        return plan
+
+
+_CLAUSE_REF = re.compile(
+    r"\b(?:(clause|section|article|part|chapter|schedule|endorsement)\s+([0-9]+(?:\.[0-9]+)*[a-z]?|[IVXLC]+)\b)|(§\s*[0-9]+(?:\.[0-9]+)*)",
+    re.IGNORECASE,
+)
+
+
+def clause_references(question: str) -> list[str]:
+    """Clause/section numbers named in a question: "clause 5.2" -> ["5.2"], "Section VII" -> ["VII"]."""
+    refs = []
+    for m in _CLAUSE_REF.finditer(question):
+        ref = m.group(2) or m.group(3).replace("§", "").strip()
+        if ref:
+            refs.append(ref)
+    return refs
+
+
+def section_matches(section: str, refs: Sequence[str]) -> bool:
+    """Whether a section path carries one of the references as a heading number."""
+    for ref in refs:
+        pattern = rf"(?:^|>\s*|\b(?:section|clause|article|part|chapter|schedule|§)\s*){re.escape(ref)}(?:[.\s)]|$)"
+        if re.search(pattern, section, re.IGNORECASE):
+            return True
+    return False

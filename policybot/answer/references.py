@@ -1,0 +1,129 @@
+"""Following what a kept passage points to: the clauses it cross-references ("see clause 6.3",
+"set out in clause 5.2") and the defined terms it uses ("Escape of Water", "Unoccupied").
+
+A cover clause rarely answers alone: the amount you pay is in the deductible clause it points
+to, the meaning of its words in the Definitions. The referenced clause or definition is added
+as a supporting source (at most ``max_supporting`` per answer, within the context budget) and
+marked as referenced by the source that pointed to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
+from policybot.core.text import alnum
+from policybot.schemas import Citation
+
+# "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
+# whole part of the policy, not a clause to quote: it is not followed.
+_CROSS_REF = re.compile(
+    r"\b(?:(?:clauses?|paragraphs?|conditions?)\s+(?P<any>\d+(?:\.\d+)*(?:\s*(?:,|and|or)\s*\d+(?:\.\d+)*)*)"
+    r"|sections?\s+(?P<dotted>\d+\.\d+(?:\.\d+)*))",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+# A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
+_DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
+_HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+")
+
+
+@dataclass
+class Glossary:
+    """A document's defined terms (as written) and the chunk that defines each."""
+
+    terms: dict[str, str] = field(default_factory=dict)  # term -> chunk id
+
+    def used_in(self, text: str) -> list[str]:
+        """Defined terms the text uses, as written (capitalised), in order of first use. A lone
+        capitalised word at the start of a sentence is not taken for a use."""
+        found: list[tuple[int, str]] = []
+        for term, _ in self.terms.items():
+            for m in re.finditer(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text):
+                if " " not in term and re.search(r"(?:^|[.!?:]\s+|\n\s*)$", text[: m.start()]):
+                    continue
+                found.append((m.start(), term))
+                break
+        return [t for _, t in sorted(found)]
+
+
+def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
+    """The defined terms of one document, from the chunks of its Definitions section(s):
+    sub-headings ("1.6 Escape of Water") and numbered items ("5. Basement. Any area ...")."""
+    glossary = Glossary()
+    for chunk in chunks:
+        path = chunk.section.split(" > ")
+        if not any("definition" in part.lower() for part in path):
+            continue
+        if "definition" not in path[-1].lower():
+            term = _HEADING_NUMBER.sub("", path[-1]).strip()
+            if 2 <= len(term) <= 60:
+                glossary.terms.setdefault(term, chunk.chunk_id)
+        for m in _DEFINITION_ITEM.finditer(chunk.text):
+            glossary.terms.setdefault(m.group(1).strip(), chunk.chunk_id)
+    # Pronoun-like "you" definitions and one-letter terms say nothing.
+    glossary.terms = {t: c for t, c in glossary.terms.items() if len(alnum(t)) >= 3 and t.lower() not in {"you", "your", "we", "us", "our"}}
+    return glossary
+
+
+def cross_references(text: str) -> list[str]:
+    """Clause numbers a passage points to, in order: "see clauses 5.2 and 6.3" -> ["5.2", "6.3"]."""
+    out: list[str] = []
+    for m in _CROSS_REF.finditer(text):
+        for number in _NUMBER.findall(m.group("any") or m.group("dotted")):
+            if number not in out:
+                out.append(number)
+    return out
+
+
+ClauseLookup = Callable[[str, str], "str | None"]  # (doc_id, clause number) -> its first chunk's id
+GlossaryLookup = Callable[[str], Glossary]  # doc_id -> its glossary
+
+
+@dataclass
+class Supporting:
+    """A passage added because a kept source points to it."""
+
+    chunk: ChunkRow
+    doc: DocumentRow
+    referenced_by: int  # the [n] of the source that points to it
+    reason: str  # "clause 5.2" or "definition of Escape of Water"
+
+
+class ReferenceFollower:
+    """Adds the clauses and definitions the kept sources point to, best first: explicit
+    cross-references, then defined terms the question also uses, then other defined terms."""
+
+    def __init__(self, clause: ClauseLookup, glossary: GlossaryLookup, rows: RowLookup, max_supporting: int = 2) -> None:
+        self.clause = clause
+        self.glossary = glossary
+        self.rows = rows
+        self.max_supporting = max_supporting
+
+    def run(self, question: str, sources: Sequence[Citation], scope: dict[str, DocumentRow]) -> list[Supporting]:
+        if self.max_supporting <= 0:
+            return []
+        by_name = {d.name: d for d in scope.values()}
+        found: list[tuple[int, str, DocumentRow, int, str]] = []  # (rank, chunk id, doc, [n], reason)
+        for src in sources:
+            doc = by_name.get(src.doc)
+            if doc is None:
+                continue
+            for number in cross_references(src.text):
+                chunk_id = self.clause(doc.doc_id, number)
+                if chunk_id is not None:
+                    found.append((0, chunk_id, doc, src.n, f"clause {number}"))
+            glossary = self.glossary(doc.doc_id)
+            for term in glossary.used_in(src.text):
+                rank = 1 if term.lower() in question.lower() else 2
+                found.append((rank, glossary.terms[term], doc, src.n, f"definition of {term}"))
+        chosen: list[tuple[str, DocumentRow, int, str]] = []
+        have = {s.chunk_id for s in sources}
+        for _, chunk_id, doc, n, reason in sorted(found, key=lambda x: x[0]):
+            if chunk_id not in have and len(chosen) < self.max_supporting:
+                have.add(chunk_id)
+                chosen.append((chunk_id, doc, n, reason))
+        rows = self.rows([c for c, _, _, _ in chosen])
+        return [Supporting(rows[c], doc, n, reason) for c, doc, n, reason in chosen if c in rows]

@@ -1,0 +1,221 @@
+"""Retrieval stages: ranked lists of chunks from the dense index, BM25 and the clauses a question
+names, and the fusions that join them.
+
+A query's dense and BM25 lists are joined by ``ScoreFusion``: each score is standardised
+against what the library's off-topic probe questions score by the same measure (``core/probes.py``),
+and the two are averaged, so neither retriever's scale dominates and a weak list counts for
+little. The queries of a plan (the question, its rewrites, HyDE) and a named clause's chunks
+are then joined by weighted reciprocal rank fusion (``RankFusion``). Each list is keyed by what
+made it (``ListKey``), so weights are chosen by meaning, never by parsing list names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
+
+from policybot.answer.query import section_matches
+from policybot.core.probes import Calibration
+from policybot.core.rows import ChunkRow, DocumentRow, doc_of
+from policybot.models.embeddings import Embedder
+from policybot.schemas import SearchHit
+from policybot.store.index import DocumentIndex
+
+Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
+K = TypeVar("K", bound=Hashable)  # what names a ranked list
+ListKind = Literal["dense", "lexical", "hybrid", "clause"]
+
+
+@dataclass(frozen=True)
+class ListKey:
+    """Which retriever made a ranked list, and for which query (0: the question itself)."""
+
+    kind: ListKind
+    query: int = 0
+
+
+RankedLists = dict[ListKey, Ranked]
+
+
+class DenseRetriever:
+    """Nearest chunks by cosine similarity of sentence embeddings."""
+
+    def __init__(self, index: DocumentIndex, embedder: Embedder) -> None:
+        self.index = index
+        self.embedder = embedder
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
+        vector = self.embedder.embed_query(query)
+        return self.index.store.query(vector, k, doc_ids, self.index.document_count())
+
+
+class LexicalRetriever:
+    """Best chunks by BM25 over the same chunks."""
+
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
+        return self.index.lexical_ready().search(query, k, set(doc_ids))
+
+
+class ClauseRetriever:
+    """Chunks of the clauses a question names ("clause 5.2", "Section VII"), in document order."""
+
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+
+    def run(self, refs: Sequence[str], doc_ids: Sequence[str], limit: int = 20) -> Ranked:
+        allowed = set(doc_ids)
+        out: Ranked = []
+        for ref in refs:
+            for chunk_id, section in self.index.registry.chunk_ids_with_section(self.index.collection, ref):
+                if doc_of(chunk_id) in allowed and section_matches(section, [ref]) and (chunk_id, 1.0) not in out:
+                    out.append((chunk_id, 1.0))
+        return out[:limit]
+
+
+@dataclass
+class Fused:
+    chunk_id: str
+    score: float
+    ranks: dict[Hashable, int] = field(default_factory=dict)  # list key -> 1-based rank
+    scores: dict[Hashable, float] = field(default_factory=dict)
+
+
+class RankFusion:
+    """Join ranked lists: the sum over lists of weight / (k + rank) (Cormack et al., 2009)."""
+
+    def __init__(self, k: int = 60) -> None:
+        self.k = k
+
+    def run(self, lists: Mapping[K, Ranked], weights: Mapping[K, float] | None = None) -> list[Fused]:
+        fused: dict[str, Fused] = {}
+        for key, ranked in lists.items():
+            weight = (weights or {}).get(key, 1.0)
+            for rank, (chunk_id, score) in enumerate(ranked, start=1):
+                item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+                item.score += weight / (self.k + rank)
+                item.ranks[key] = rank
+                item.scores[key] = score
+        # Ties (same fused score) go to the chunk ranked best in any list, then by id for stability.
+        return sorted(fused.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.chunk_id))
+
+
+class ScoreFusion:
+    """One query's dense and BM25 lists as one list: a convex combination of scores standardised
+    against the off-topic probes (a chunk missing from a list gets that list's lowest score)."""
+
+    def __init__(self, calibration: Calibration, dense_weight: float = 0.5) -> None:
+        self.calibration = calibration
+        self.dense_weight = dense_weight
+
+    def run(self, dense: Ranked, lexical: Ranked) -> Ranked:
+        parts = []
+        for kind, ranked, weight in (("dense", dense, self.dense_weight), ("lexical", lexical, 1.0 - self.dense_weight)):
+            z = self.calibration.standardise(kind, [score for _, score in ranked])
+            parts.append(({cid: x for (cid, _), x in zip(ranked, z)}, min(z, default=0.0), weight))
+        ids = dict.fromkeys([cid for cid, _ in dense] + [cid for cid, _ in lexical])
+        fused = {cid: sum(w * scores.get(cid, floor) for scores, floor, w in parts) for cid in ids}
+        return sorted(fused.items(), key=lambda x: -x[1])
+
+
+def fusion_weights(lists: Sequence[ListKey], original_query_weight: float, planned: bool) -> dict[ListKey, float]:
+    """RRF weights for a question's lists.
+
+    When the plan's queries were searched (``planned``: not just the first pass again), the
+    question's own list counts ``original_query_weight`` times each rewrite's, so weak rewrites
+    cannot drown it. A clause named in the question counts as much as the question's own list:
+    a boost, never enough to bury the passages the question matches (a wrong clause match did).
+    """
+    own = original_query_weight if planned else 1.0
+    return {key: own if key.kind == "clause" else (own if key.query == 0 else 1.0) for key in lists}
+
+
+Calibrate = Callable[[Sequence[str]], Calibration]  # doc ids -> their off-topic probe scores
+
+
+class HybridRetriever:
+    """Dense + BM25 candidates for a query: the two lists and the one they fuse into."""
+
+    def __init__(
+        self,
+        index: DocumentIndex,
+        embedder: Embedder,
+        calibrate: Calibrate,
+        candidates: int = 50,
+        rrf_k: int = 60,
+        fusion: Literal["calibrated", "rrf"] = "calibrated",
+        dense_weight: float = 0.5,
+    ) -> None:
+        self.dense = DenseRetriever(index, embedder)
+        self.lexical = LexicalRetriever(index)
+        self.clauses = ClauseRetriever(index)
+        self.fusion = RankFusion(rrf_k)
+        self.calibrate = calibrate
+        self.mode = fusion
+        self.dense_weight = dense_weight
+        self.candidates = candidates
+
+    def lists(self, query: str, doc_ids: Sequence[str], query_index: int = 0, candidates: int | None = None) -> RankedLists:
+        """One query's dense and BM25 lists (``candidates`` each), and their fusion (``hybrid``, what ranks)."""
+        dense = self.dense.run(query, candidates or self.candidates, doc_ids)
+        lexical = self.lexical.run(query, candidates or self.candidates, doc_ids)
+        if self.mode == "rrf":
+            hybrid = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
+        else:
+            hybrid = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
+        return {ListKey("dense", query_index): dense, ListKey("lexical", query_index): lexical, ListKey("hybrid", query_index): hybrid}
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> list[Fused]:
+        """The fused ranking of one query (search, and the eval's first-pass configurations)."""
+        lists = self.lists(query, doc_ids)
+        fused = [Fused(cid, score) for cid, score in lists[ListKey("hybrid")][:k]]
+        for key in (ListKey("dense"), ListKey("lexical")):  # each retriever's own rank and score, for search results
+            ranks = {cid: (rank, score) for rank, (cid, score) in enumerate(lists[key], start=1)}
+            for f in fused:
+                if f.chunk_id in ranks:
+                    f.ranks[key], f.scores[key] = ranks[f.chunk_id]
+        return fused
+
+
+def ranked_for_fusion(lists: RankedLists) -> RankedLists:
+    """The lists that rank: each query's fused list and any clause list (the per-retriever lists
+    are kept for the signals that read them: agreement, the lexical band test)."""
+    return {key: ranked for key, ranked in lists.items() if key.kind in ("hybrid", "clause")}
+
+
+def search_hits(fused: Sequence[Fused], rows: Mapping[str, ChunkRow], scope: Mapping[str, DocumentRow]) -> list[SearchHit]:
+    """A search's fused ranking as hits, numbered from 1, with each retriever's own rank and
+    score (chunks deleted between the search and now are left out)."""
+    dense, lexical = ListKey("dense"), ListKey("lexical")
+    hits: list[SearchHit] = []
+    for f in fused:
+        row = rows.get(f.chunk_id)
+        if row is None:
+            continue
+        doc = scope[row.doc_id]
+        hits.append(
+            SearchHit(
+                rank=len(hits) + 1,
+                chunk_id=f.chunk_id,
+                doc=doc.name,
+                title=doc.title,
+                section=row.section,
+                page_start=row.page_start,
+                page_end=row.page_end,
+                score=round(f.score, 6),
+                dense_rank=f.ranks.get(dense),
+                dense_score=_round(f.scores.get(dense)),
+                lexical_rank=f.ranks.get(lexical),
+                lexical_score=_round(f.scores.get(lexical)),
+                kind=row.kind,
+                text=row.text,
+                ocr_confidence=doc.ocr_confidence(row.page_start, row.page_end),
+            )
+        )
+    return hits
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

@@ -1,0 +1,132 @@
+"""Showing where a citation comes from: the quote located on its PDF page, the page
+rendered as a PNG with the quote highlighted, and the chunk text with the quote marked.
+
+A quote is chunk text as extracted, so its line breaks, spacing and hyphenation rarely
+match the page's. PyMuPDF's ``search_for`` matches across line breaks (1.28 treats them
+as spaces) but not across a word hyphenated at a line end, nor across extraction quirks;
+for those, the quote is aligned word by word with the page's words instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pymupdf
+
+from policybot.core.text import SOFT_HYPHEN, alnum, local_alignment
+
+# The share of the quote's words that must be found, in order, for a word-level match.
+MIN_WORD_SHARE = 0.6
+HIGHLIGHT_COLOR = (1.0, 0.85, 0.0)
+HIGHLIGHT_OPACITY = 0.5
+RENDER_CACHE_SIZE = 64
+
+_HYPHENS = ("-", "\u2010", "\u2011", SOFT_HYPHEN)
+
+
+@dataclass
+class _Token:
+    """A normalised word and the raw page words (indices) it was made from."""
+
+    text: str
+    first: int
+    last: int
+
+
+def _quote_tokens(quote: str) -> list[str]:
+    """The quote's normalised words; a word broken with a hyphen is joined again."""
+    out: list[str] = []
+    joining = False
+    for raw in quote.split():
+        word = alnum(raw)
+        if not word:
+            continue
+        if joining and out:
+            out[-1] += word
+        else:
+            out.append(word)
+        joining = raw.endswith(_HYPHENS)
+    return out
+
+
+def _page_tokens(words: list[tuple]) -> list[_Token]:
+    """The page's normalised words; a word hyphenated at a line end is joined with the
+    first word of the next line (the quote may have it whole)."""
+    out: list[_Token] = []
+    i = 0
+    while i < len(words):
+        text = alnum(words[i][4])
+        last = i
+        line_end = i + 1 < len(words) and words[i + 1][5:7] != words[i][5:7]
+        if text and line_end and words[i][4].endswith(_HYPHENS):
+            text += alnum(words[i + 1][4])
+            last = i + 1
+        if text:
+            out.append(_Token(text, i, last))
+        i = last + 1
+    return out
+
+
+def _line_rects(words: list[tuple], first: int, last: int) -> list[pymupdf.Rect]:
+    """One rectangle per text line over the raw words first..last."""
+    lines: dict[tuple[int, int], pymupdf.Rect] = {}
+    for w in words[first : last + 1]:
+        key = (w[5], w[6])
+        rect = pymupdf.Rect(w[:4])
+        lines[key] = lines[key] | rect if key in lines else rect
+    return list(lines.values())
+
+
+def _word_rects(page: pymupdf.Page, quote: str) -> list[pymupdf.Rect]:
+    """Locate the quote by aligning its words with the page's words."""
+    q = _quote_tokens(quote)
+    words = page.get_text("words")
+    tokens = _page_tokens(words)
+    if not q or not tokens:
+        return []
+    found = local_alignment(q, [t.text for t in tokens])
+    if found is None or found.matched < math.ceil(MIN_WORD_SHARE * len(q)):
+        return []
+    return _line_rects(words, tokens[found.b_start].first, tokens[found.b_end - 1].last)
+
+
+def highlight_rects(page: pymupdf.Page, quote: str) -> list[pymupdf.Rect]:
+    """Rectangles (one per line piece) covering the quote on the page; [] if not found."""
+    needle = " ".join(quote.split())
+    if not needle:
+        return []
+    rects = page.search_for(needle)
+    return list(rects) if rects else _word_rects(page, quote)
+
+
+def _page(doc: pymupdf.Document, page_number: int) -> pymupdf.Page:
+    if not 1 <= page_number <= doc.page_count:
+        raise ValueError(f"page {page_number} is out of range: the PDF has {doc.page_count} page(s), numbered from 1")
+    return doc[page_number - 1]
+
+
+def render_page(pdf_path: str | Path, page_number: int, quote: str | None = None, dpi: int = 110) -> bytes:
+    """PNG of the 1-based page, with the quote (if given and found) highlighted."""
+    if dpi <= 0:
+        raise ValueError(f"dpi must be positive, got {dpi}")
+    with pymupdf.open(pdf_path) as doc:
+        page = _page(doc, page_number)
+        rects = highlight_rects(page, quote) if quote else []
+        if rects:
+            # The annotation lives only in this in-memory Document, which is never saved:
+            # the file on disk is untouched. Highlights blend (multiply) so text stays legible.
+            annot = page.add_highlight_annot(rects)
+            annot.set_colors(stroke=HIGHLIGHT_COLOR)
+            annot.set_opacity(HIGHLIGHT_OPACITY)
+            annot.update()
+        return page.get_pixmap(dpi=dpi, annots=True).tobytes("png")
+
+
+@lru_cache(maxsize=RENDER_CACHE_SIZE)
+def cached_render(pdf_path: str, page_number: int, quote: str | None, dpi: int) -> bytes:
+    """``render_page`` memoised: stored PDFs are named by their hash, so a path's
+    content never changes under the cache."""
+    return render_page(pdf_path, page_number, quote, dpi)

@@ -1,0 +1,74 @@
+"""Retrieval evaluation on datasets in the "policybot eval dataset v1" format.
+
+A folder holds ``docs/*.pdf`` and ``questions.jsonl``. A retrieved chunk is relevant to a
+question when it comes from a gold document and contains a contiguous run of at least
+half of a gold passage's text, comparing lowercase letters and digits only: word-overlap
+tests are too loose for the short gold phrases of real sets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+
+
+@dataclass
+class Gold:
+    doc: str
+    page: int | None
+    text: str
+    # Other documents holding the same passage word for word (sibling forms): a chunk of theirs
+    # answers as well, so it counts as relevant too (sets may list them as ``also_in``).
+    also_in: tuple[str, ...] = ()
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    answerable: bool
+    gold: list[Gold] = field(default_factory=list)
+    answer: str | None = None
+    category: str | None = None
+
+
+@dataclass
+class Dataset:
+    root: Path
+    questions: list[Question]
+
+    @property
+    def docs(self) -> list[Path]:
+        return sorted((self.root / "docs").glob("*.pdf"))
+
+
+def load_dataset(root: str | Path) -> Dataset:
+    root = Path(root)
+    qfile = root / "questions.jsonl"
+    if not qfile.is_file() or not (root / "docs").is_dir():
+        raise FileNotFoundError(f"{root}: not an eval dataset (needs docs/ and questions.jsonl)")
+    questions = []
+    for line in qfile.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        gold = [Gold(g["doc"], g.get("page"), g["text"], tuple(g.get("also_in") or ())) for g in raw.get("gold") or []]
+        questions.append(
+            Question(raw["id"], raw["question"], bool(raw["answerable"]), gold, raw.get("answer"), raw.get("category"))
+        )
+    return Dataset(root, questions)
+
+
+def contains_half(chunk_alnum: str, gold_alnum: str) -> bool:
+    """True if the chunk holds a contiguous run of at least half the gold passage."""
+    if not gold_alnum:
+        return False
+    need = (len(gold_alnum) + 1) // 2
+    if len(chunk_alnum) < need:
+        return False
+    match = SequenceMatcher(None, gold_alnum, chunk_alnum, autojunk=False).find_longest_match(
+        0, len(gold_alnum), 0, len(chunk_alnum)
+    )
+    return match.size >= need

@@ -1,0 +1,72 @@
+"""The evidence table: one row per passage found, with a quote located in its chunk and its
+role, sibling documents' copies of the same text folded into one row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from policybot.answer.citations import locate_quote
+from policybot.answer.references import Glossary
+from policybot.answer.selection import same_text
+from policybot.core.passages import Passage
+from policybot.evidence.quotes import best_quote
+from policybot.evidence.roles import role_of
+from policybot.schemas import EvidenceRole, EvidenceRow, page_range
+
+ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its chunk ids
+SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, section path) in order
+GlossaryOf = Callable[[str], Glossary]
+
+@dataclass
+class EvidenceTable:
+    """Rows collected so far: one per passage, sibling documents' copies folded into one row."""
+
+    topic: str
+    rows: list[EvidenceRow] = field(default_factory=list)
+    chunks: dict[str, Passage] = field(default_factory=dict)  # chunk id -> the hit (rows and siblings)
+
+    def add(self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = "") -> tuple[EvidenceRow | None, bool]:
+        """Add a hit; (its row, whether the row is new). A chunk already in the table, or the
+        same text in a sibling document (then noted as "same text in"), adds no row. ``why`` is
+        the LLM's line; without one, the row says what its role is and ``because`` of what."""
+        if hit.chunk.chunk_id in self.chunks:
+            return self._row_of(hit.chunk.chunk_id), False
+        for row in self.rows:
+            first = self.chunks[row.citation.chunk_id]
+            if first.doc.doc_id != hit.doc.doc_id and same_text(first.chunk.text, hit.chunk.text):
+                self.chunks[hit.chunk.chunk_id] = hit
+                row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
+                return row, False
+        self.chunks[hit.chunk.chunk_id] = hit
+        citation = hit.citation(len(self.rows) + 1)
+        if quote:  # the LLM's own words: shown as given, verified only if they are in the passage
+            span = locate_quote(quote, hit.chunk.text)
+            citation.quote, citation.verified = quote, span is not None
+            citation.quote_start, citation.quote_end = span or (None, None)
+        else:  # the rule's quote is a slice of the passage: located by construction
+            start, end = best_quote(hit.chunk.text, f"{self.topic} {hit.reason}")
+            citation.quote, citation.quote_start, citation.quote_end = hit.chunk.text[start:end], start, end
+            citation.verified = end > start
+        role = role_of(hit.chunk.section, citation.quote)
+        row = EvidenceRow(n=citation.n, citation=citation, role=role, why=why or _rule_why(role, because or hit.reason), found_by=found_by)
+        self.rows.append(row)
+        return row, True
+
+    def _row_of(self, chunk_id: str) -> EvidenceRow | None:
+        return next((r for r in self.rows if r.citation.chunk_id == chunk_id), None)
+
+    def hit(self, row: EvidenceRow) -> Passage:
+        return self.chunks[row.citation.chunk_id]
+
+
+def _rule_why(role: EvidenceRole, because: str) -> str:
+    what = {
+        "covers": "what is covered",
+        "limits": "what is excluded or capped",
+        "defines": "a definition the evidence depends on",
+        "condition": "a condition you must meet",
+        "procedure": "what to do when claiming",
+        "other": "related wording",
+    }[role]
+    return f"{what}: {because}"

@@ -1,0 +1,376 @@
+"""Adding one document: the stages composed, each one's progress streamed as it happens.
+
+read (PyMuPDF, OCR for scanned pages) → sections → chunk (each chunk under its contextual
+header) → embed → probes (and the document's summary and edition date) → store (journal, the
+PDF kept, vectors + BM25 + registry row in one step) → register (editions proposed, notes).
+
+A document is ingested completely or not at all: everything slow happens before anything is
+written, and the store step undoes itself on failure. One ingestion runs at a time (the library
+lock, across processes); questions go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
+from policybot.core.timing import Timings
+from policybot.errors import IngestError
+from policybot.events import Progress, ProgressFn
+from policybot.ingestion.chunking import Chunker
+from policybot.ingestion.describe import EditionFinder, ProbeScorer, Summariser, effective_from
+from policybot.ingestion.files import check_file, expand_paths, safe_upload_name, sha256_of
+from policybot.ingestion.pdf import OcrPlan, ParsedDocument, find_sections, read_pdf
+from policybot.models.embeddings import Embedder
+from policybot.models.llm import ChatLLM
+from policybot.schemas import IngestOutcome, IngestReport
+from policybot.settings import Settings
+from policybot.store.index import DocumentIndex
+from policybot.store.locks import LibraryLock
+from policybot.store.registry import Registry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IngestParts:
+    """What ingestion is built from; ``Components`` makes these once per process."""
+
+    settings: Settings
+    registry: Registry
+    index: DocumentIndex
+    embedder: Embedder
+    chunker: Callable[[], Chunker]  # built on first use: it needs the embedding model's window
+    lock: LibraryLock
+    embedding_model: str  # the hf id every row records
+    probe_vectors: Callable[[], np.ndarray]  # the off-topic probes, embedded once per process
+    ocr: OcrPlan  # the engine (None: scanned pages are reported, not read) and what would fix that
+    llm: Callable[[], ChatLLM | None]  # writes the document's summary when one is running
+    profile: str = ""
+
+
+def chunking_signature(settings: Settings, chunker: Chunker) -> str:
+    """What determines a document's chunks: a changed signature re-chunks it on ingest."""
+    return (
+        f"{chunker.signature}{chunker.scope_suffix}|hdr{int(settings.contextual_header)}"
+        # "run2": the stricter running-header filter (issue 8) keeps lines the first one
+        # dropped, so documents indexed with it are re-read on their next ingest.
+        f"|tbl{int(settings.detect_tables)}|run{2 * int(settings.strip_running_headers)}"
+    )
+
+
+@dataclass
+class Prepared:
+    """A document read, chunked, embedded and described: everything but the writes."""
+
+    path: Path
+    name: str
+    sha: str
+    doc_id: str
+    parsed: ParsedDocument
+    rows: list[ChunkRow]
+    vectors: np.ndarray
+    probes: str
+    summary: str
+    signature: str  # the chunking signature (``chunking_signature``)
+    started: float
+
+
+# --- the stages -------------------------------------------------------------------------------
+
+
+class Reader:
+    """The PDF's pages as lines (scanned pages through OCR), tables whole; no sections yet."""
+
+    def __init__(self, settings: Settings, ocr: OcrPlan) -> None:
+        self.settings = settings
+        self.ocr = ocr
+
+    def run(self, path: Path, progress: ProgressFn) -> ParsedDocument:
+        s = self.settings
+        return read_pdf(
+            path,
+            detect_tables=s.detect_tables,
+            strip_running_headers=s.strip_running_headers,
+            max_mb=s.max_file_mb,
+            progress=progress,
+            ocr=self.ocr,
+            sections=False,
+        )
+
+
+class SectionFinder:
+    """Every line labelled with its section path; an outline's root names the document."""
+
+    def run(self, parsed: ParsedDocument, progress: ProgressFn) -> ParsedDocument:
+        found = find_sections(parsed)
+        progress(Progress(parsed.file_name, "sections", found.sections_found, found.sections_found))
+        return found
+
+
+class ChunkStage:
+    """Chunks of one section each, capped at what the models read, as registry rows that keep
+    the text shown (``text``) apart from the text indexed under its header (``index_text``)."""
+
+    def __init__(self, settings: Settings, chunker: Callable[[], Chunker]) -> None:
+        self.settings = settings
+        self.chunker = chunker
+
+    def run(self, parsed: ParsedDocument, doc_id: str, name: str, progress: ProgressFn) -> list[ChunkRow]:
+        with_header = self.settings.contextual_header
+        header = _header_fn(parsed) if with_header else (lambda section: "")
+        chunks = self.chunker().run(parsed, header)
+        if not chunks:
+            raise IngestError("scanned", f"{name}: no text to index on any of its {parsed.page_count} pages", parsed.page_count)
+        progress(Progress(name, "chunk", len(chunks), len(chunks)))
+        return [
+            ChunkRow(
+                chunk_id=chunk_id(doc_id, i),
+                doc_id=doc_id,
+                ord=i,
+                text=ch.text,
+                index_text=(f"{header(ch.section)}\n{ch.text}" if with_header else ch.text),
+                section=ch.section,
+                page_start=ch.page_start,
+                page_end=ch.page_end,
+                kind=ch.kind,
+            )
+            for i, ch in enumerate(chunks)
+        ]
+
+
+class EmbedStage:
+    """The chunks' index texts embedded in steps, reporting after each."""
+
+    def __init__(self, embedder: Embedder, batch_size: int) -> None:
+        self.embedder = embedder
+        self.step = max(batch_size * 2, 32)
+
+    def run(self, rows: list[ChunkRow], name: str, progress: ProgressFn) -> np.ndarray:
+        texts = [r.index_text for r in rows]
+        parts = []
+        for start in range(0, len(texts), self.step):
+            parts.append(self.embedder.embed(texts[start : start + self.step]))
+            progress(Progress(name, "embed", min(start + self.step, len(texts)), len(texts)))
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+
+
+class StoreStage:
+    """Journal, keep the PDF, then vectors, BM25 entries and the registry row: all, or none."""
+
+    def __init__(self, index: DocumentIndex, registry: Registry, embedding_model: str) -> None:
+        self.index = index
+        self.registry = registry
+        self.embedding_model = embedding_model
+
+    def run(self, p: Prepared, replaces: DocumentRow | None, progress: ProgressFn) -> DocumentRow:
+        index, registry = self.index, self.registry
+        progress(Progress(p.name, "store", 0, 1))
+        # Journal first: a crash from here on is undone at the next start (index.recover).
+        registry.begin_pending(index.collection, p.doc_id, str(index.files_dir / f"{p.sha}.pdf"))
+        try:
+            stored, newly_stored = index.store_file(p.path, p.sha)
+        except BaseException:
+            registry.end_pending(index.collection, p.doc_id)
+            raise
+        doc = self._row(p, stored)
+        try:
+            index.add(doc, p.rows, p.vectors, replaces=replaces)
+        except BaseException:
+            if newly_stored and not registry.stored_file_in_use(str(stored)):
+                stored.unlink(missing_ok=True)
+            registry.end_pending(index.collection, p.doc_id)
+            raise
+        progress(Progress(p.name, "store", 1, 1))
+        return doc
+
+    def _row(self, p: Prepared, stored: Path) -> DocumentRow:
+        parsed = p.parsed
+        return DocumentRow(
+            collection=self.index.collection,
+            doc_id=p.doc_id,
+            name=p.name,
+            sha256=p.sha,
+            title=parsed.title,
+            pages=parsed.page_count,
+            chunks=len(p.rows),
+            sections=parsed.sections_found,
+            section_source=parsed.section_source,
+            tables=parsed.tables,
+            empty_pages=parsed.empty_pages,
+            embedding_model=self.embedding_model,
+            chunker=p.signature,
+            stored_path=str(stored),
+            source_path=str(p.path.resolve()),
+            ingested_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            ingest_seconds=round(time.perf_counter() - p.started, 3),
+            summary=p.summary,
+            probes=p.probes,
+            ocr_pages=parsed.ocr_pages,
+            **effective_from(parsed),
+        )
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+
+class IngestPipeline:
+    """Runs the stages for one library; holds no state between documents."""
+
+    def __init__(self, parts: IngestParts) -> None:
+        self.parts = parts
+        s = parts.settings
+        self.reader = Reader(s, parts.ocr)
+        self.sections = SectionFinder()
+        self.chunks = ChunkStage(s, parts.chunker)
+        self.embed = EmbedStage(parts.embedder, s.embed_batch_size)
+        self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)
+        self.summary = Summariser(parts.llm)
+        self.store = StoreStage(parts.index, parts.registry, parts.embedding_model)
+        self.editions = EditionFinder(parts.registry, parts.index.documents)
+
+    def run(self, path: Path, name: str | None = None, progress: ProgressFn | None = None) -> IngestOutcome:
+        """Ingest one PDF completely, or not at all; a failure becomes the outcome's one-line
+        message. ``name`` overrides the file name (uploads)."""
+        started = time.perf_counter()
+        name = name or path.name
+        report: ProgressFn = progress or (lambda event: None)
+        timings = Timings()
+        try:
+            with self.parts.lock.hold():
+                outcome = self._ingest(path, name, report, timings)
+        except IngestError as err:
+            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages)
+        except Exception as exc:  # an index or model failure: report it, keep going
+            log.exception("ingesting %s failed", path)
+            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}")
+        outcome.seconds = round(time.perf_counter() - started, 3)
+        outcome.timings = dict(timings)
+        report(Progress(name, "done", 1, 1))
+        return outcome
+
+    def run_many(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:
+        """Files and folders (their PDFs); one file's failure never stops the others."""
+        outcomes = [self.run(path, progress=progress) for path in expand_paths(paths)]
+        return IngestReport(profile=self.parts.profile, embedding_model=self.parts.embedding_model, chunker=self.parts.settings.chunker, outcomes=outcomes)
+
+    def run_upload(self, name: str, data: bytes, progress: ProgressFn | None = None) -> IngestOutcome:
+        """A file received from a browser. Its name is reduced to a safe base name; the bytes are
+        staged inside the data folder (never a shared temp folder) and removed whatever happens."""
+        safe = safe_upload_name(name)
+        staging = self.parts.index.uploads_dir
+        staging.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="upload-", dir=staging))
+        try:
+            path = folder / safe  # messages name the file; the safe name has no path in it
+            path.write_bytes(data)
+            outcome = self.run(path, safe, progress)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        outcome.file = safe  # where it was staged is nobody's business
+        return outcome
+
+    def _ingest(self, path: Path, name: str, progress: ProgressFn, timings: Timings) -> IngestOutcome:
+        started = time.perf_counter()
+        registry, collection = self.parts.registry, self.parts.index.collection
+        check_file(path, self.parts.settings.max_file_mb)
+        sha = sha256_of(path)
+        signature = chunking_signature(self.parts.settings, self.parts.chunker())
+        doc_id = f"{sha[:16]}-{hashlib.sha1(signature.encode()).hexdigest()[:6]}"
+        same_name = registry.by_name(collection, name)
+        if same_name is not None and same_name.doc_id == doc_id:
+            return _outcome(path, same_name, "unchanged", "already indexed, unchanged")
+        same_content = registry.by_sha(collection, sha)
+        if same_content is not None and same_content.name != name:
+            return _outcome(path, same_content, "duplicate", f"same content as '{same_content.name}', already indexed", name=name)
+        prepared = self._prepare(path, name, sha, doc_id, signature, started, progress, timings)
+        with timings.measure("store"):
+            doc = self.store.run(prepared, same_name, progress)
+        with timings.measure("register"):
+            notes = self._notes(prepared.parsed, name, replaced=same_name is not None) + self.editions.run(doc, prepared.vectors)
+        return _outcome(path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=prepared.parsed)
+
+    def _prepare(
+        self, path: Path, name: str, sha: str, doc_id: str, signature: str, started: float, progress: ProgressFn, timings: Timings
+    ) -> Prepared:
+        """Read, chunk, embed and describe: the slow part, before anything is written."""
+        with timings.measure("read"):
+            parsed = self.reader.run(path, progress)
+        with timings.measure("sections"):
+            parsed = self.sections.run(parsed, progress)
+        with timings.measure("chunk"):
+            rows = self.chunks.run(parsed, doc_id, name, progress)
+        with timings.measure("embed"):
+            vectors = self.embed.run(rows, name, progress)
+        with timings.measure("probes"):
+            progress(Progress(name, "probes", 0, 1))
+            probes, summary = self.probes.run(vectors), self.summary.run(parsed)
+        return Prepared(path, name, sha, doc_id, parsed, rows, vectors, probes, summary, signature, started)
+
+    def _notes(self, parsed: ParsedDocument, name: str, replaced: bool) -> list[str]:
+        """What the user should know about the document as read."""
+        notes = [f"replaced the earlier version of {name}"] if replaced else []
+        empty = [page for page in parsed.empty_pages if page not in parsed.ocr_unread]  # those get their own note
+        if empty:
+            notes.append(f"{len(empty)} page(s) without text: {page_list(empty)}")
+        if parsed.stripped_lines:
+            notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
+        ocr = self.parts.ocr
+        unread_why = ocr.fix if ocr.engine is None else "OCR found no words on them (blank, or too faint or noisy to read)"
+        return notes + ocr_notes(parsed, self.parts.settings.ocr.confidence_floor, unread_why)
+
+
+def _header_fn(parsed: ParsedDocument) -> Callable[[str], str]:
+    """The contextual header a chunk is indexed under: the document title and its section."""
+    return lambda section: f"{parsed.title} — {section}" if section else parsed.title
+
+
+def _outcome(path: Path, doc: DocumentRow, status: str, message: str, parsed: ParsedDocument | None = None, name: str | None = None) -> IngestOutcome:
+    return IngestOutcome(
+        file=str(path),
+        name=name or doc.name,
+        status=status,  # type: ignore[arg-type]
+        message=message,
+        title=doc.title,
+        pages=doc.pages,
+        chunks=doc.chunks,
+        sections=doc.sections,
+        tables=doc.tables,
+        empty_pages=parsed.empty_pages if parsed else doc.empty_pages,
+        running_lines_removed=parsed.stripped_lines if parsed else 0,
+        running_line_example=(parsed.stripped_example or None) if parsed else None,
+        warnings=list(parsed.warnings) if parsed else [],
+    )
+
+
+def page_list(pages: list[int]) -> str:
+    shown = ", ".join(str(p) for p in pages[:10])
+    return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+
+
+def ocr_notes(parsed: ParsedDocument, floor: float, fix: str) -> list[str]:
+    """What the user should know about a document's scanned pages."""
+    notes = []
+    if parsed.ocr_pages:
+        mean = sum(parsed.ocr_pages.values()) / len(parsed.ocr_pages)
+        per_page = parsed.ocr_seconds / len(parsed.ocr_pages)
+        notes.append(f"{len(parsed.ocr_pages)} scanned page(s) read by OCR (confidence {mean:.0f}% on average, {per_page:.1f} s a page)")
+        low = parsed.low_confidence_pages(floor)
+        if low:
+            notes.append(
+                f"low OCR confidence (under {floor:.0f}%) on page(s) {page_list(low)}: "
+                "answers citing them are marked; check them against the page images"
+            )
+    if parsed.ocr_unread:
+        notes.append(f"{len(parsed.ocr_unread)} scanned page(s) not read: {page_list(parsed.ocr_unread)}; {fix}")
+    return notes

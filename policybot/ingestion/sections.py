@@ -1,0 +1,186 @@
+"""Which section or clause each line of a document belongs to.
+
+Two sources, best first: the PDF outline (bookmarks), matched to the heading lines on
+their pages; else heading patterns common in policies and laws ("Section 4", "Clause 5",
+"§3.2", "Article 12", "III. PROPERTY INSURED", "A. Definitions", "4.2.1 ..."), taken
+only from lines styled as headings (bold, larger, or all capitals) so list items and
+sentences that happen to start with a number are not mistaken for headings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from policybot.core.text import alnum
+
+SEPARATOR = " > "
+MAX_HEADING_CHARS = 110
+MAX_HEADING_WORDS = 14
+
+
+class HeadingLine(Protocol):
+    """What section detection needs to know about a line."""
+
+    text: str
+    page: int
+    bold: bool
+    size: float
+
+
+_KEYWORD = re.compile(
+    r"^(part|chapter|section|article|clause|schedule|appendix|annex|endorsement)\s+"
+    r"([0-9]+[0-9.]*[a-z]?|[ivxlc]+)\b[.:]?\s*(.*)$",
+    re.IGNORECASE,
+)
+_PARAGRAPH_SIGN = re.compile(r"^§\s*(\d+(?:\.\d+)*)\.?\s*(.*)$")
+_ROMAN = re.compile(r"^([IVXLC]+)\.\s+(\S.*)$")
+_LETTER = re.compile(r"^([A-Z])\.?\s+([A-Z].*)$")
+_DOTTED = re.compile(r"^(\d+(?:\.\d+)+)\.?\s+(\S.*)$")
+_NUMBER = re.compile(r"^(\d+)[.)]\s+([A-Z].*)$")
+
+
+def heading_kind(text: str) -> tuple[str, str] | None:
+    """The numbering kind of a heading-like line (e.g. ``('dotted2', '4.2 Escape of water')``)."""
+    text = text.strip()
+    if not text or len(text) > MAX_HEADING_CHARS or len(text.split()) > MAX_HEADING_WORDS:
+        return None
+    if text[-1] in ",;":
+        return None
+    if m := _KEYWORD.match(text):
+        return m.group(1).lower(), text
+    if m := _PARAGRAPH_SIGN.match(text):
+        return f"para{m.group(1).count('.') + 1}", text
+    if m := _ROMAN.match(text):
+        return "roman", text
+    if m := _DOTTED.match(text):
+        return f"dotted{m.group(1).count('.') + 1}", text
+    if m := _LETTER.match(text):
+        # "A. Definitions" but not "A claim must be made" (needs the dot or a short title).
+        if text[1] == "." or len(text.split()) <= 5:
+            return "letter", text
+        return None
+    if m := _NUMBER.match(text):
+        return "number", text
+    return None
+
+
+def _styled_as_heading(line: HeadingLine, body_size: float, text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    all_caps = len(letters) >= 4 and all(c.isupper() for c in letters)
+    return line.bold or line.size >= body_size + 0.9 or all_caps
+
+
+def body_font_size(lines: Sequence[HeadingLine]) -> float:
+    weights: dict[float, int] = {}
+    for line in lines:
+        size = round(line.size, 1)
+        weights[size] = weights.get(size, 0) + len(line.text)
+    return max(weights, key=weights.__getitem__) if weights else 10.0
+
+
+@dataclass
+class SectionResult:
+    paths: list[str]  # one per input line
+    headings: int  # section headings found
+    source: str  # "outline", "patterns" or "none"
+    outline_title: str | None = None
+
+
+def _clean_title(title: str) -> str:
+    return re.sub(r"\s+", " ", title).strip()
+
+
+def _outline_entries(toc: Sequence[Sequence]) -> tuple[list[tuple[int, str, int]], str | None]:
+    """Outline entries as (level, title, page); a single root that wraps everything is the
+    document's title, not a section, and is dropped from the paths."""
+    entries = [(int(e[0]), _clean_title(str(e[1])), int(e[2])) for e in toc if _clean_title(str(e[1]))]
+    roots = [e for e in entries if e[0] == 1]
+    if len(roots) == 1 and len(entries) > 1 and entries[0][0] == 1:
+        root_title = roots[0][1]
+        return [(lvl - 1, title, page) for lvl, title, page in entries[1:]], root_title
+    return entries, None
+
+
+def _matches(line_text: str, title: str) -> bool:
+    line_n, title_n = alnum(line_text), alnum(title)
+    if not line_n or not title_n:
+        return False
+    if line_n.startswith(title_n[:40]):
+        return True
+    # Headings wrapped over two lines: the first line is a prefix of the title.
+    return len(line_n) >= 6 and title_n.startswith(line_n)
+
+
+def from_outline(lines: Sequence[HeadingLine], toc: Sequence[Sequence]) -> SectionResult:
+    entries, root_title = _outline_entries(toc)
+    # Where each entry starts: the first matching line on its page, else the page's first line.
+    starts: list[tuple[int, int, str]] = []  # (line index, level, title)
+    first_line_of_page: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        first_line_of_page.setdefault(line.page, i)
+    cursor = 0
+    for level, title, page in entries:
+        if page < 1:
+            continue
+        found = None
+        for i in range(cursor, len(lines)):
+            if lines[i].page > page:
+                break
+            if lines[i].page == page and _matches(lines[i].text, title):
+                found = i
+                break
+        if found is None:
+            found = max(cursor, first_line_of_page.get(page, cursor))
+            if found >= len(lines):
+                continue
+        starts.append((found, level, title))
+        cursor = found
+    return SectionResult(_paths_from_starts(len(lines), starts), len(starts), "outline", root_title)
+
+
+def from_patterns(lines: Sequence[HeadingLine]) -> SectionResult:
+    body = body_font_size(lines)
+    level_of_kind: dict[str, int] = {}
+    starts: list[tuple[int, int, str]] = []
+    for i, line in enumerate(lines):
+        found = heading_kind(line.text)
+        if not found or not _styled_as_heading(line, body, line.text):
+            continue
+        kind, title = found
+        # A bare number ("Article 12") whose title is on the next heading-styled line.
+        if _KEYWORD.match(title) and not _KEYWORD.match(title).group(3) and i + 1 < len(lines):  # type: ignore[union-attr]
+            nxt = lines[i + 1]
+            if nxt.page == line.page and _styled_as_heading(nxt, body, nxt.text) and not heading_kind(nxt.text):
+                title = f"{title} {nxt.text.strip()}"
+        level = level_of_kind.setdefault(kind, len(level_of_kind) + 1)
+        starts.append((i, level, _clean_title(title)))
+    return SectionResult(_paths_from_starts(len(lines), starts), len(starts), "patterns" if starts else "none")
+
+
+def _paths_from_starts(n_lines: int, starts: list[tuple[int, int, str]]) -> list[str]:
+    paths = [""] * n_lines
+    stack: list[tuple[int, str]] = []
+    boundaries = sorted(starts, key=lambda s: s[0])
+    b = 0
+    current = ""
+    for i in range(n_lines):
+        while b < len(boundaries) and boundaries[b][0] == i:
+            _, level, title = boundaries[b]
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title))
+            current = SEPARATOR.join(t for _, t in stack)
+            b += 1
+        paths[i] = current
+    return paths
+
+
+def detect_sections(lines: Sequence[HeadingLine], toc: Sequence[Sequence]) -> SectionResult:
+    """Section path for every line: outline first, heading patterns otherwise."""
+    if len(toc) >= 2:
+        result = from_outline(lines, toc)
+        if result.headings:
+            return result
+    return from_patterns(lines)
