@@ -67,3 +67,15 @@ def test_status_and_pull_with_the_real_client():
     assert status.reachable and status.has("gemma3n:e4b")
     assert [e.status for e in events] == ["pulling manifest", "downloading", "success"]
     assert (events[1].completed, events[1].total) == (5, 10)
+
+
+def test_status_names_the_models_and_the_llm_or_why_there_is_none(tmp_path):
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    offline = bot.status()
+    assert (offline.profile, offline.embedding_model, offline.reranker, offline.llm) == ("lite", "all-MiniLM-L6-v2", None, None)
+    assert "ollama serve" in offline.llm_notice and offline.profile_reason
+    with FakeOllama(["gemma3n:e4b"], []) as server:
+        bot.settings.ollama_host = server.url
+        bot.components.llm.forget()
+        online = bot.status()
+    assert online.llm == "gemma3n:e4b" and online.llm_notice is None
