@@ -93,8 +93,20 @@ def page(ctx: PageContext) -> None:
         clear_conversation()
         st.rerun()
     if state.history:
-        top[1].download_button("Export Markdown", conversation_markdown(state.history), "policybot-conversation.md", "text/markdown", key="export-md")
-        top[2].download_button("Export JSON", conversation_json(state.history), "policybot-conversation.json", "application/json", key="export-json")
+        top[1].download_button(
+            "Export Markdown",
+            conversation_markdown(state.history),
+            "policybot-conversation.md",
+            "text/markdown",
+            key="export-md",
+        )
+        top[2].download_button(
+            "Export JSON",
+            conversation_json(state.history),
+            "policybot-conversation.json",
+            "application/json",
+            key="export-json",
+        )
 
     for i, (question, answer) in enumerate(state.history):
         with st.chat_message("user"):

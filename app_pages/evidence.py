@@ -28,7 +28,11 @@ EVIDENCE_TABLE = {
     "why": "why",
     "same text in": "same_text_in",
 }
-HOW_COLLECTED = {"react": "the ReAct agent ({model})", "planner": "the deterministic planner (no LLM)", "single": "one search"}
+HOW_COLLECTED = {
+    "react": "the ReAct agent ({model})",
+    "planner": "the deterministic planner (no LLM)",
+    "single": "one search",
+}
 
 
 def page(ctx: PageContext) -> None:
@@ -39,9 +43,18 @@ def page(ctx: PageContext) -> None:
     if not ctx.scope:
         st.info("No documents yet: add PDFs to the library first.")
         return
-    st.caption(escape_markdown(f"Collects every passage on an issue from: {', '.join(ctx.scope)} (choose under “Search in” in the sidebar)."))
+    st.caption(
+        escape_markdown(
+            f"Collects every passage on an issue from: {', '.join(ctx.scope)} (choose under “Search in” in the "
+            "sidebar)."
+        )
+    )
     if ctx.llm_notice:
-        st.info(f"**Deterministic planner:** no LLM is running, so fixed rules collect the evidence. {escape_markdown(ctx.llm_notice)}", icon="ℹ️")
+        st.info(
+            "**Deterministic planner:** no LLM is running, so fixed rules collect the evidence. "
+            f"{escape_markdown(ctx.llm_notice)}",
+            icon="ℹ️",
+        )
     with st.form("evidence_form", border=False):
         help_text = "A topic, not a question: PolicyBot collects what covers, limits, defines and conditions it."
         issue = st.text_input("Issue", key="evidence_issue", placeholder="e.g. escape of water", help=help_text)
@@ -69,7 +82,9 @@ def collect_evidence(bot: PolicyBot, issue: str, scope: list[str]) -> EvidenceRe
     try:
         for event in bot.evidence_stream(issue, EvidenceOptions(docs=scope)):
             if isinstance(event, EvidenceStepEvent):
-                status.update(label=escape_markdown(f"Step {event.step.step}: {event.step.action}[{event.step.argument}]"))
+                status.update(
+                    label=escape_markdown(f"Step {event.step.step}: {event.step.action}[{event.step.argument}]")
+                )
                 with steps:
                     render_step(event.step)
             elif isinstance(event, EvidenceDoneEvent):
@@ -89,7 +104,11 @@ def step_title(step: TraceStep) -> str:
 
 def render_step(step: TraceStep) -> None:
     """One Thought / Action / Observation step, every text shown literally."""
-    parts = [("Thought", step.thought), ("Action", f"{step.action}[{step.argument}]"), ("Observation", step.observation)]
+    parts = [
+        ("Thought", step.thought),
+        ("Action", f"{step.action}[{step.argument}]"),
+        ("Observation", step.observation),
+    ]
     body = "&#10;".join(f"<b>{name}:</b> {literal_html(text.strip() or '—')}" for name, text in parts)
     with st.expander(step_title(step)):
         st.markdown(f'<div style="white-space: pre-wrap">{body}</div>', unsafe_allow_html=True)
@@ -98,7 +117,10 @@ def render_step(step: TraceStep) -> None:
 def evidence_summary(report: EvidenceReport) -> str:
     how = HOW_COLLECTED[report.mode].format(model=report.llm_model or "an LLM")
     found = f"{len(report.rows)} passages" if report.rows else "Nothing found on this issue in these documents"
-    return f"{found} on “{report.issue}”, collected by {how} in {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {report.stopped}."
+    return (
+        f"{found} on “{report.issue}”, collected by {how} in {len(report.trace)} steps, {report.seconds:.1f} s; "
+        f"stopped: {report.stopped}."
+    )
 
 
 def render_evidence(bot: PolicyBot, report: EvidenceReport, banner: str | None) -> None:
@@ -107,8 +129,12 @@ def render_evidence(bot: PolicyBot, report: EvidenceReport, banner: str | None) 
     if report.notice and report.notice != banner:  # the banner already says it
         st.caption(f"ℹ️ {escape_markdown(f'No LLM was used: {report.notice}')}")
     buttons = st.container(horizontal=True)
-    buttons.download_button("Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv")
-    buttons.download_button("Download Markdown", evidence_markdown(report), "policybot-evidence.md", "text/markdown", key="evidence-md")
+    buttons.download_button(
+        "Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv"
+    )
+    buttons.download_button(
+        "Download Markdown", evidence_markdown(report), "policybot-evidence.md", "text/markdown", key="evidence-md"
+    )
     if buttons.button("Clear", key="evidence-clear"):
         clear_evidence()
         st.rerun()
@@ -117,7 +143,15 @@ def render_evidence(bot: PolicyBot, report: EvidenceReport, banner: str | None) 
         st.caption("Select a row to open its passage below; each panel shows the quote on its page.")
     for row in report.rows:
         key = f"ev{st.session_state.evidence_run}-{row.n}"
-        render_citation(bot, row.citation, False, key, expanded=row.n == selected, title=evidence_title(row), page_on_request=row.n != selected)
+        render_citation(
+            bot,
+            row.citation,
+            False,
+            key,
+            expanded=row.n == selected,
+            title=evidence_title(row),
+            page_on_request=row.n != selected,
+        )
     st.subheader("How it was collected")
     for step in report.trace:
         render_step(step)
@@ -133,7 +167,12 @@ def evidence_table(report: EvidenceReport) -> int | None:
         "why": st.column_config.TextColumn(width="medium"),
     }
     event = st.dataframe(
-        data, hide_index=True, column_config=config, key=f"evidence-table-{st.session_state.evidence_run}", on_select="rerun", selection_mode="single-row"
+        data,
+        hide_index=True,
+        column_config=config,
+        key=f"evidence-table-{st.session_state.evidence_run}",
+        on_select="rerun",
+        selection_mode="single-row",
     )
     rows = event.selection.rows if report.rows else []
     return report.rows[rows[0]].n if rows and rows[0] < len(report.rows) else None

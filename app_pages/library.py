@@ -25,7 +25,8 @@ def page(ctx: PageContext) -> None:
     for d in docs:
         added = d.ingested_at[:10]
         st.caption(
-            f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added {added}"
+            f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added "
+            f"{added}"
             f"{edition_summary(d)}{ocr_summary(d)}"
         )
     if ctx.can_edit:
@@ -109,7 +110,12 @@ def editions_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
         return
     with st.expander("Editions", expanded=True):
         for d in proposed:
-            st.button(f"Confirm {d.name} as a new edition", key=f"confirm-{d.sha256[:16]}", on_click=confirm_edition, args=(bot, d.name))
+            st.button(
+                f"Confirm {d.name} as a new edition",
+                key=f"confirm-{d.sha256[:16]}",
+                on_click=confirm_edition,
+                args=(bot, d.name),
+            )
 
 
 def effective_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
@@ -160,8 +166,12 @@ def delete_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:
         return
     with st.expander("Delete a document"):
         doc = pick_document(docs, "delete_doc")
-        sure = st.checkbox(f"Yes, delete {escape_markdown(doc.name)} and its passages", key=f"delete_sure_{doc.sha256[:16]}")
-        st.button("Delete", key="do_delete", disabled=not sure, on_click=delete_document, args=(bot, doc.name, doc.sha256))
+        sure = st.checkbox(
+            f"Yes, delete {escape_markdown(doc.name)} and its passages", key=f"delete_sure_{doc.sha256[:16]}"
+        )
+        st.button(
+            "Delete", key="do_delete", disabled=not sure, on_click=delete_document, args=(bot, doc.name, doc.sha256)
+        )
 
 
 def delete_document(bot: PolicyBot, name: str, sha256: str) -> None:

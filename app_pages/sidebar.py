@@ -51,7 +51,9 @@ def scope_box(listing: DocumentList) -> list[str] | None:
     scope = st.sidebar.multiselect("Search in", names, key="scope", help=help_text)
     families = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
     if any(n > 1 for n in families.values()):
-        st.sidebar.date_input("Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day.")
+        st.sidebar.date_input(
+            "Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day."
+        )
     return None if not scope or set(scope) == set(in_force) else scope
 
 

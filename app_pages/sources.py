@@ -39,7 +39,13 @@ def ocr_note(c: Citation, floor: float) -> None:
 
 
 def render_citation(
-    bot: PolicyBot, c: Citation, refused: bool, key: str, expanded: bool = False, title: str | None = None, page_on_request: bool = False
+    bot: PolicyBot,
+    c: Citation,
+    refused: bool,
+    key: str,
+    expanded: bool = False,
+    title: str | None = None,
+    page_on_request: bool = False,
 ) -> None:
     """A source's panel: the chunk with the quote highlighted, the page image, the PDF.
 

@@ -120,7 +120,13 @@ def kiosk_guard(settings: Settings) -> bool:
     if (state.history or state.evidence is not None) and now - state.last_active > idle_s:
         reset_for_next_visitor(settings)
         changed = True
-    reason = relock_reason(now, state.unlocked_at if state.unlocked else None, state.last_active, idle_s, settings.kiosk_unlock_minutes * 60)
+    reason = relock_reason(
+        now,
+        state.unlocked_at if state.unlocked else None,
+        state.last_active,
+        idle_s,
+        settings.kiosk_unlock_minutes * 60,
+    )
     if reason:
         lock_admin(reason if not changed else f"{state.notice} {reason}")
         changed = True
@@ -131,10 +137,16 @@ def loading_watch(bot: PolicyBot) -> None:
     """While the models load: say so, and redraw the page once they are ready."""
     warmup = bot.warm_up_in_background()
     if warmup.state == "failed":
-        st.error(escape_markdown(f"The models could not be loaded ({warmup.error}). Run `policybot doctor` for the fix."))
+        st.error(
+            escape_markdown(f"The models could not be loaded ({warmup.error}). Run `policybot doctor` for the fix.")
+        )
     if warmup.state != "loading":
         return
-    st.info("Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as they are ready.", icon="⏳")
+    st.info(
+        "Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as they "
+        "are ready.",
+        icon="⏳",
+    )
 
     @st.fragment(run_every=1.0)
     def check() -> None:

@@ -258,8 +258,7 @@ def layout(body: str, page_bottoms: dict[int, float]) -> tuple[bytes, list[Headi
     def positionfn(pos: pymupdf.ElementPosition) -> None:
         is_table = (pos.id or "").startswith("table-")
         if is_table or (pos.heading and pos.open_close & 1):
-            found.append(Heading(pos.heading, pos.text or pos.id or "", pos.page_num,
-                                 pymupdf.Rect(pos.rect)))
+            found.append(Heading(pos.heading, pos.text or pos.id or "", pos.page_num, pymupdf.Rect(pos.rect)))
 
     story.write(writer, rectfn, positionfn=positionfn)
     writer.close()
@@ -288,8 +287,7 @@ def first_bad_break(positions: list[Heading], page_bottoms: dict[int, float]) ->
                     top = head.rect.y0
             bad.append((pos.page, top - 1))
     # Only cuts that shorten a page further (and leave something on it) count.
-    bad = [(page, y) for page, y in bad
-           if y < page_bottoms.get(page, CONTENT.y1) - 0.5 and y > CONTENT.y0 + 40]
+    bad = [(page, y) for page, y in bad if y < page_bottoms.get(page, CONTENT.y1) - 0.5 and y > CONTENT.y0 + 40]
     return min(bad) if bad else None
 
 
@@ -329,8 +327,7 @@ def add_footers(doc: pymupdf.Document, title: str) -> None:
         text = f"{title} \u2014 page {page.number + 1} of {doc.page_count}"
         x = (PAGE.width - font.text_length(text, fontsize=size)) / 2
         page.insert_font(fontname="FooterSans", fontbuffer=font.buffer)
-        page.insert_text((x, FOOTER_BASELINE), text, fontname="FooterSans",
-                         fontsize=size, color=(0.35, 0.35, 0.35))
+        page.insert_text((x, FOOTER_BASELINE), text, fontname="FooterSans", fontsize=size, color=(0.35, 0.35, 0.35))
         y = FOOTER_BASELINE - 14
         page.draw_line((CONTENT.x0, y), (CONTENT.x1, y), color=(0.6, 0.6, 0.6), width=0.5)
 
@@ -363,7 +360,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="Markdown source")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output PDF path")
-    parser.add_argument("--edition", type=int, choices=(4, 5), default=5, help="4: the previous edition (tests of editions)")
+    parser.add_argument(
+        "--edition", type=int, choices=(4, 5), default=5, help="4: the previous edition (tests of editions)"
+    )
     args = parser.parse_args()
     if args.edition == 4:
         derived = args.out.with_suffix(".md")

@@ -18,7 +18,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def rss_mb(pid: int, field: str) -> float:
@@ -40,9 +48,26 @@ def main() -> None:
     env = {**os.environ, "POLICYBOT_HOME": args.home, "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -65,7 +90,10 @@ def main() -> None:
             page.get_by_text("Loading the models").wait_for(state="detached", timeout=300_000)
             t_ready = time.perf_counter() - t0  # the models are loaded (loaded in the background meanwhile)
             # Source panels only ("[1] doc, p.3"): the "Searching the documents…" status is a <details> too.
-            panels = "() => [...document.querySelectorAll('details summary')].filter(s => /\\[\\d+\\]/.test(s.textContent)).length"
+            panels = (
+                "() => [...document.querySelectorAll('details summary')].filter(s => "
+                "/\\[\\d+\\]/.test(s.textContent)).length"
+            )
             for label, question in (("first", args.question), ("second", args.second)):
                 before = page.evaluate(panels)
                 start = time.perf_counter()
@@ -74,7 +102,10 @@ def main() -> None:
                 page.wait_for_function(f"() => ({panels})() > {before}", timeout=300_000)
                 print(f"{label} answer with its source panels: {time.perf_counter() - start:.2f} s")
             browser.close()
-        print(f"server answering HTTP after {t_server:.1f} s; page with library and chat box after {t_page:.1f} s; models loaded after {t_ready:.1f} s from start")
+        print(
+            f"server answering HTTP after {t_server:.1f} s; page with library and chat box after {t_page:.1f} s; "
+            f"models loaded after {t_ready:.1f} s from start"
+        )
         print(f"machine load (1, 5, 15 min): {os.getloadavg()}")
         print(f"server memory: now {rss_mb(server.pid, 'VmRSS'):.0f} MB, peak {rss_mb(server.pid, 'VmHWM'):.0f} MB")
     finally:

@@ -39,7 +39,10 @@ def main() -> None:
     t0 = time.perf_counter()
     bot.warm_up()
     llm, notice = bot.llm()
-    print(f"profile {bot.components.profile.name}; LLM {llm.name if llm and not args.no_llm else 'none (extractive)'}; warm-up {time.perf_counter() - t0:.1f} s")
+    print(
+        f"profile {bot.components.profile.name}; LLM {llm.name if llm and not args.no_llm else 'none (extractive)'}; "
+        f"warm-up {time.perf_counter() - t0:.1f} s"
+    )
     stages: dict[str, list[float]] = defaultdict(list)
     first_passages, totals, calls, prompt_toks, output_toks, modes = [], [], [], [], [], defaultdict(int)
     for _ in range(args.repeat):
@@ -60,12 +63,21 @@ def main() -> None:
             modes[answer.mode] += 1
     n = len(totals)
     print(f"{n} questions: {dict(modes)}")
-    print(f"first passages shown after: p50 {percentile(first_passages, .5):.3f} s, p95 {percentile(first_passages, .95):.3f} s")
-    print(f"whole answer: p50 {percentile(totals, .5):.3f} s, p95 {percentile(totals, .95):.3f} s")
+    print(
+        f"first passages shown after: p50 {percentile(first_passages, 0.5):.3f} s, p95 "
+        f"{percentile(first_passages, 0.95):.3f} s"
+    )
+    print(f"whole answer: p50 {percentile(totals, 0.5):.3f} s, p95 {percentile(totals, 0.95):.3f} s")
     for stage, values in stages.items():
-        print(f"  {stage:12s} p50 {percentile(values, .5):.4f} s  p95 {percentile(values, .95):.4f} s  (n={len(values)})")
+        print(
+            f"  {stage:12s} p50 {percentile(values, 0.5):.4f} s  p95 {percentile(values, 0.95):.4f} s  "
+            f"(n={len(values)})"
+        )
     print(f"LLM calls per question: mean {statistics.mean(calls):.2f}, max {max(calls)}")
-    print(f"prompt tokens per question: mean {statistics.mean(prompt_toks):.0f}; output tokens: mean {statistics.mean(output_toks):.0f}")
+    print(
+        f"prompt tokens per question: mean {statistics.mean(prompt_toks):.0f}; output tokens: mean "
+        f"{statistics.mean(output_toks):.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -79,9 +79,14 @@ def main() -> None:
     with ThreadPoolExecutor(max_workers=args.sessions) as pool:
         list(pool.map(session, range(args.sessions)))
     wall = time.perf_counter() - started
-    print(f"library: {chunks} chunks; {args.sessions} sessions x {args.questions} questions at once, no LLM; wall {wall:.1f} s")
+    print(
+        f"library: {chunks} chunks; {args.sessions} sessions x {args.questions} questions at once, no LLM; wall "
+        f"{wall:.1f} s"
+    )
     print(f"first passages: p50 {statistics.median(first):.2f} s, p95 {percentile(first, 0.95):.2f} s")
-    print(f"whole answer:   p50 {statistics.median(whole):.2f} s, p95 {percentile(whole, 0.95):.2f} s (target p95 <= 3 s)")
+    print(
+        f"whole answer:   p50 {statistics.median(whole):.2f} s, p95 {percentile(whole, 0.95):.2f} s (target p95 <= 3 s)"
+    )
     print(f"errors: {len(errors)} {errors[:3]}")
     print(f"process RSS: {rss_mb():.0f} MB; machine load (1, 5, 15 min): {os.getloadavg()}")
 

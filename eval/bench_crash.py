@@ -35,7 +35,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from policybot.core.rows import doc_of
+from policybot.core.rows import doc_of  # noqa: E402
 from policybot.models.embeddings import get_embedder  # noqa: E402
 from policybot.models.profiles import PROFILES  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
@@ -87,7 +87,9 @@ def inspect_in_new_process(home: Path) -> dict:
     """``inspect`` run by a new process, as a reader would open the library."""
     import json
 
-    done = subprocess.run([sys.executable, __file__, "--inspect", str(home)], env=child_env(), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, __file__, "--inspect", str(home)], env=child_env(), capture_output=True, text=True, timeout=600
+    )
     if done.returncode != 0:
         return {"crashed": f"exit {done.returncode}: {done.stderr.strip()[-300:]}"}
     return json.loads(done.stdout)
@@ -107,7 +109,8 @@ def inspect(home: Path) -> dict:
     files = sorted(p.name for p in index.files_dir.glob("*")) if index.files_dir.is_dir() else []
     uploads = sorted(p.name for p in index.uploads_dir.glob("*")) if index.uploads_dir.is_dir() else []
     mismatched = [
-        f"{d.name}: registry says {d.chunks}, chunk rows {rows[d.doc_id]}, vectors {vectors[d.doc_id]}, BM25 {lexical[d.doc_id]}"
+        f"{d.name}: registry says {d.chunks}, chunk rows {rows[d.doc_id]}, vectors {vectors[d.doc_id]}, BM25 "
+        f"{lexical[d.doc_id]}"
         for d in docs
         if not d.chunks == rows[d.doc_id] == vectors[d.doc_id] == lexical[d.doc_id]
     ]
@@ -207,7 +210,9 @@ def main() -> None:
     for i in range(1, args.kills + args.aimed + 1):
         removed = remove_some(home, rng)
         aimed = i > args.kills
-        proc = subprocess.Popen(ingest_command(home, args.docs), env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            ingest_command(home, args.docs), env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         if aimed:
             delay = kill_when_writing(proc, home, rng)
         else:
@@ -223,7 +228,8 @@ def main() -> None:
         problems = _problems(state)
         failures += bool(problems)
         print(
-            f"{'aimed ' if aimed else ''}kill {i:2d} after {delay:5.1f} s{' (had finished)' if finished else ''}: removed {removed}; "
+            f"{'aimed ' if aimed else ''}kill {i:2d} after {delay:5.1f} s{' (had finished)' if finished else ''}: "
+            f"removed {removed}; "
             f"left {left or 'nothing'}; after the next start: {len(state.get('documents', []))} document(s), "
             f"{'; '.join(problems) or 'consistent'}"
         )
@@ -233,8 +239,13 @@ def main() -> None:
     print("\nAfter a final complete ingestion:")
     print(f"  documents: {final.get('documents')}")
     print(f"  problems: {'; '.join(_problems(final)) or 'none'}")
-    ok = not _problems(final) and failures == 0 and len(final.get("documents", [])) == len(list(args.docs.glob("*.pdf")))
-    print(f"\nRESULT: {'consistent' if ok else 'INCONSISTENT'} after {args.kills} random and {args.aimed} aimed kills ({failures} round(s) with problems)")
+    ok = (
+        not _problems(final) and failures == 0 and len(final.get("documents", [])) == len(list(args.docs.glob("*.pdf")))
+    )
+    print(
+        f"\nRESULT: {'consistent' if ok else 'INCONSISTENT'} after {args.kills} random and {args.aimed} aimed kills "
+        f"({failures} round(s) with problems)"
+    )
     raise SystemExit(0 if ok else 1)
 
 

@@ -45,7 +45,10 @@ def main() -> None:
         for o in report.outcomes:
             print(f"{o.name}: {o.status}, {o.pages} pages, {o.chunks} chunks, {o.seconds:.1f} s {o.message}")
         index_mb = sum(f.stat().st_size for f in Path(home).rglob("*") if f.is_file()) / 1e6
-        print(f"ingestion total: {total:.1f} s; peak RSS {peak_rss_mb():.0f} MB; index on disk {index_mb:.1f} MB (with stored PDFs)")
+        print(
+            f"ingestion total: {total:.1f} s; peak RSS {peak_rss_mb():.0f} MB; index on disk {index_mb:.1f} MB (with "
+            "stored PDFs)"
+        )
 
 
 if __name__ == "__main__":

@@ -69,17 +69,38 @@ def read_scan(scan: Path, digital: Path, dpi: int) -> dict:
             pages[number] = round(cer(ocr_text, page.get_text()), 4)
     n = len(parsed.ocr_pages) or 1
     return {
-        "dpi": dpi, "pages": parsed.page_count, "ocr_pages": len(parsed.ocr_pages), "read_seconds": round(wall, 2),
-        "ocr_seconds": parsed.ocr_seconds, "seconds_per_page": round(parsed.ocr_seconds / n, 2),
+        "dpi": dpi,
+        "pages": parsed.page_count,
+        "ocr_pages": len(parsed.ocr_pages),
+        "read_seconds": round(wall, 2),
+        "ocr_seconds": parsed.ocr_seconds,
+        "seconds_per_page": round(parsed.ocr_seconds / n, 2),
         "mean_confidence": round(statistics.fmean(parsed.ocr_pages.values()), 1) if parsed.ocr_pages else None,
         "min_confidence": min(parsed.ocr_pages.values()) if parsed.ocr_pages else None,
-        "cer_mean": round(statistics.fmean(pages.values()), 4), "cer_median": round(statistics.median(pages.values()), 4),
-        "cer_max": max(pages.values()), "cer_per_page": pages, "confidence_per_page": parsed.ocr_pages, "sections": parsed.sections_found, "title": parsed.title,
+        "cer_mean": round(statistics.fmean(pages.values()), 4),
+        "cer_median": round(statistics.median(pages.values()), 4),
+        "cer_max": max(pages.values()),
+        "cer_per_page": pages,
+        "confidence_per_page": parsed.ocr_pages,
+        "sections": parsed.sections_found,
+        "title": parsed.title,
     }
 
 
 # Scans from good to unreadable, for the confidence floor: (dpi, noise).
-DEGRADATIONS = [(300, 12), (150, 12), (100, 12), (300, 40), (150, 40), (100, 40), (300, 70), (150, 70), (100, 70), (75, 40), (75, 70)]
+DEGRADATIONS = [
+    (300, 12),
+    (150, 12),
+    (100, 12),
+    (300, 40),
+    (150, 40),
+    (100, 40),
+    (300, 70),
+    (150, 70),
+    (100, 70),
+    (75, 40),
+    (75, 70),
+]
 FLOOR_PAGES = {5, 10, 20}
 FLOOR_CER = 0.10  # a page whose OCR gets more than one character in ten wrong is not clean text
 
@@ -92,14 +113,29 @@ def floor_calibration(out: Path) -> dict:
     digital = SET / "docs" / SCANNED
     points = []
     for dpi, noise in DEGRADATIONS:
-        scan = make_scan.make_scan(digital, out / f"degraded-{dpi}-{noise}.pdf", dpi=dpi, noise=noise, pages=FLOOR_PAGES)
+        scan = make_scan.make_scan(
+            digital, out / f"degraded-{dpi}-{noise}.pdf", dpi=dpi, noise=noise, pages=FLOOR_PAGES
+        )
         read = read_scan(scan, digital, 300)  # the default OCR resolution, whatever the scan's
         for page in sorted(FLOOR_PAGES):
-            points.append({"dpi": dpi, "noise": noise, "page": page, "cer": read["cer_per_page"][page], "confidence": read["confidence_per_page"].get(page)})
-        print(dpi, noise, [(p["page"], p["confidence"], p["cer"]) for p in points[-len(FLOOR_PAGES):]], flush=True)
+            points.append(
+                {
+                    "dpi": dpi,
+                    "noise": noise,
+                    "page": page,
+                    "cer": read["cer_per_page"][page],
+                    "confidence": read["confidence_per_page"].get(page),
+                }
+            )
+        print(dpi, noise, [(p["page"], p["confidence"], p["cer"]) for p in points[-len(FLOOR_PAGES) :]], flush=True)
     bad = [p["confidence"] or 0.0 for p in points if p["cer"] > FLOOR_CER]
     good = [p["confidence"] or 0.0 for p in points if p["cer"] <= FLOOR_CER]
-    return {"points": points, "floor": max(bad) if bad else None, "lowest_good": min(good) if good else None, "max_cer": FLOOR_CER}
+    return {
+        "points": points,
+        "floor": max(bad) if bad else None,
+        "lowest_good": min(good) if good else None,
+        "max_cer": FLOOR_CER,
+    }
 
 
 def dataset(folder: Path, scan: Path | None) -> Path:
@@ -119,15 +155,27 @@ def retrieval(folder: Path, out: Path, cache: Path) -> dict:
 
     result = run_config(folder, "hybrid", out, cache)
     rows = result["questions"]
-    dwelling = [r for r in rows if any(g.get("doc") == SCANNED for g in r.get("gold") or [])] if rows and "gold" in rows[0] else []
+    dwelling = (
+        [r for r in rows if any(g.get("doc") == SCANNED for g in r.get("gold") or [])]
+        if rows and "gold" in rows[0]
+        else []
+    )
     if not dwelling:  # rows carry ids only: take the Dwelling Form's from the set itself
-        ids = {json.loads(line)["id"] for line in (SET / "questions.jsonl").read_text().splitlines()
-               if line.strip() and any(g["doc"] == SCANNED for g in json.loads(line).get("gold") or [])}
+        ids = {
+            json.loads(line)["id"]
+            for line in (SET / "questions.jsonl").read_text().splitlines()
+            if line.strip() and any(g["doc"] == SCANNED for g in json.loads(line).get("gold") or [])
+        }
         dwelling = [r for r in rows if r["id"] in ids]
 
     def scores(subset: list[dict]) -> dict:
         metrics = summarize(subset)["retrieval"]
-        return {"questions": sum(1 for r in subset if r["answerable"]), "R@1": metrics.get("R@1"), "R@5": metrics.get("R@5"), "MRR@10": metrics.get("mrr@10")}
+        return {
+            "questions": sum(1 for r in subset if r["answerable"]),
+            "R@1": metrics.get("R@1"),
+            "R@5": metrics.get("R@5"),
+            "MRR@10": metrics.get("mrr@10"),
+        }
 
     return {"all": scores(rows), "dwelling_form": scores(dwelling), "ingestion_seconds": result["ingestion"]["seconds"]}
 
@@ -151,12 +199,17 @@ def main() -> None:
     if args.floor:
         floor = floor_calibration(args.out)
         (args.out / "ocr-floor.json").write_text(json.dumps(floor, indent=1))
-        print(f"floor {floor['floor']} (lowest confidence of a page with CER <= {FLOOR_CER}: {floor['lowest_good']}); wrote {args.out / 'ocr-floor.json'}")
+        print(
+            f"floor {floor['floor']} (lowest confidence of a page with CER <= {FLOOR_CER}: {floor['lowest_good']}); "
+            f"wrote {args.out / 'ocr-floor.json'}"
+        )
         return
     digital = SET / "docs" / SCANNED
     report: dict = {"scans": [], "retrieval": {}}
     if not args.no_eval:
-        report["retrieval"]["digital"] = retrieval(dataset(args.out / "set-digital", None), args.out / "eval", args.out / "cache")
+        report["retrieval"]["digital"] = retrieval(
+            dataset(args.out / "set-digital", None), args.out / "eval", args.out / "cache"
+        )
         print("digital", json.dumps(report["retrieval"]["digital"]), flush=True)
     for dpi in args.dpi:
         scan = make_scan.make_scan(digital, args.out / f"scan-{dpi}" / SCANNED, dpi=dpi)
@@ -164,7 +217,9 @@ def main() -> None:
         report["scans"].append(read)
         print(json.dumps({k: v for k, v in read.items() if k != "cer_per_page"}), flush=True)
         if not args.no_eval:
-            report["retrieval"][f"scan-{dpi}"] = retrieval(dataset(args.out / f"set-scan-{dpi}", scan), args.out / "eval", args.out / "cache")
+            report["retrieval"][f"scan-{dpi}"] = retrieval(
+                dataset(args.out / f"set-scan-{dpi}", scan), args.out / "eval", args.out / "cache"
+            )
             print(f"scan-{dpi}", json.dumps(report["retrieval"][f"scan-{dpi}"]), flush=True)
     (args.out / "ocr-bench.json").write_text(json.dumps(report, indent=1))
     print(f"wrote {args.out / 'ocr-bench.json'}")

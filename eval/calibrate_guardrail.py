@@ -43,7 +43,9 @@ def score_set(root: Path, cache: Path, profile: str) -> list[dict]:
     rows = []
     for q in dataset.questions:
         answer = bot.ask(q.question, use_llm=False, rerank=has_reranker)
-        reranker = max((c.score for c in answer.citations if not c.referenced_by), default=None) if has_reranker else None
+        reranker = (
+            max((c.score for c in answer.citations if not c.referenced_by), default=None) if has_reranker else None
+        )
         group = "answerable" if q.answerable else ("out_of_scope" if q.category == "out_of_scope" else "near_miss")
         rows.append(
             {

@@ -30,7 +30,15 @@ def scanned_page_image(page: pymupdf.Page, dpi: int, skew: float, noise: float, 
     return out.getvalue()
 
 
-def make_scan(src: Path, out: Path, dpi: int = 300, skew: float = 0.8, noise: float = 12.0, pages: set[int] | None = None, seed: int = 0) -> Path:
+def make_scan(
+    src: Path,
+    out: Path,
+    dpi: int = 300,
+    skew: float = 0.8,
+    noise: float = 12.0,
+    pages: set[int] | None = None,
+    seed: int = 0,
+) -> Path:
     """Write OUT: SRC with the chosen pages (1-based; all when None) as image-only scans."""
     rng = np.random.default_rng(seed)
     out.parent.mkdir(parents=True, exist_ok=True)

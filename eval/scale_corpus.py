@@ -61,27 +61,95 @@ PolicyDoc = _BSP.PolicyDoc
 # --- what varies -------------------------------------------------------------------------------
 
 INSURER_FIRST = [
-    "Northgate", "Bluewater", "Ironbridge", "Meridian", "Oakfield", "Larkspur", "Harbourside", "Pennant", "Silverline",
-    "Granite", "Westmoor", "Kestrel", "Beacon", "Riverside", "Thornbury", "Aldercrest", "Summit", "Crownfield",
-    "Evergreen", "Lindenhall", "Marlow", "Copperleaf", "Fairhaven", "Stonegate", "Wrenfield", "Ashcombe", "Highmoor",
+    "Northgate",
+    "Bluewater",
+    "Ironbridge",
+    "Meridian",
+    "Oakfield",
+    "Larkspur",
+    "Harbourside",
+    "Pennant",
+    "Silverline",
+    "Granite",
+    "Westmoor",
+    "Kestrel",
+    "Beacon",
+    "Riverside",
+    "Thornbury",
+    "Aldercrest",
+    "Summit",
+    "Crownfield",
+    "Evergreen",
+    "Lindenhall",
+    "Marlow",
+    "Copperleaf",
+    "Fairhaven",
+    "Stonegate",
+    "Wrenfield",
+    "Ashcombe",
+    "Highmoor",
 ]
 INSURER_SECOND = [
-    "Mutual Insurance", "Assurance", "General Insurance", "Insurance Company", "Underwriting", "Home Insurance",
-    "Insurance Group", "Mutual", "Indemnity", "Casualty and General",
+    "Mutual Insurance",
+    "Assurance",
+    "General Insurance",
+    "Insurance Company",
+    "Underwriting",
+    "Home Insurance",
+    "Insurance Group",
+    "Mutual",
+    "Indemnity",
+    "Casualty and General",
 ]
 PRODUCT_FIRST = [
-    "HomeGuard", "NestSecure", "DwellSafe", "HouseWise", "Keystone", "Hearth & Hall", "SafeHaven", "Cornerstone", "HomeFirst",
-    "Shelter Plus", "Roofline", "Homestead", "Doorstep", "Threshold", "HomeCare", "Foundation",
+    "HomeGuard",
+    "NestSecure",
+    "DwellSafe",
+    "HouseWise",
+    "Keystone",
+    "Hearth & Hall",
+    "SafeHaven",
+    "Cornerstone",
+    "HomeFirst",
+    "Shelter Plus",
+    "Roofline",
+    "Homestead",
+    "Doorstep",
+    "Threshold",
+    "HomeCare",
+    "Foundation",
 ]
 PRODUCT_SECOND = [
-    "Household Policy", "Home Insurance", "Homeowners Policy", "Buildings and Contents Policy", "Home Cover",
-    "Household Insurance", "Home Protection Policy", "Residential Policy",
+    "Household Policy",
+    "Home Insurance",
+    "Homeowners Policy",
+    "Buildings and Contents Policy",
+    "Home Cover",
+    "Household Insurance",
+    "Home Protection Policy",
+    "Residential Policy",
 ]
 DISPUTES = [
-    "Independent Insurance Disputes Service", "Insurance Ombudsman Service", "Financial Disputes Commission",
-    "Consumer Insurance Review Board", "Office of the Insurance Adjudicator",
+    "Independent Insurance Disputes Service",
+    "Insurance Ombudsman Service",
+    "Financial Disputes Commission",
+    "Consumer Insurance Review Board",
+    "Office of the Insurance Adjudicator",
 ]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 CURRENCIES = ["$", "$", "£", "€"]
 MONEY_FACTORS = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
 DAY_STEPS = [7, 10, 14, 21, 28, 30, 45, 60, 90, 120, 180]
@@ -91,7 +159,11 @@ SECTION_TITLES = {
     "Definitions": ["Definitions", "Meaning of words", "Defined terms", "Words with special meanings"],
     "Buildings Cover": ["Buildings Cover", "Cover for your Buildings", "Buildings Insurance", "Your Buildings"],
     "Contents Cover": ["Contents Cover", "Cover for your Contents", "Contents Insurance", "Your Contents"],
-    "General Exclusions": ["General Exclusions", "What this policy does not cover", "Exclusions applying to the whole policy"],
+    "General Exclusions": [
+        "General Exclusions",
+        "What this policy does not cover",
+        "Exclusions applying to the whole policy",
+    ],
     "Deductibles": ["Deductibles"],  # follows the Deductible/Excess rename
     "Conditions": ["Conditions", "General Conditions", "Conditions applying to the whole policy", "Your obligations"],
     "Legal Expenses": ["Legal Expenses", "Legal Costs Cover", "Legal Protection"],
@@ -103,9 +175,16 @@ SECTION_TITLES = {
 # Defined terms: (forms of the original, forms of each alternative), case-sensitive, longest first.
 TERMS: list[list[tuple[str, ...]]] = [
     [("Deductibles", "Deductible", "deductibles", "deductible"), ("Excesses", "Excess", "excesses", "excess")],
-    [("Escape of Water", "Escape of water", "escape of water"), ("Water Escape", "Water escape", "water escape"),
-     ("Leakage of Water", "Leakage of water", "leakage of water")],
-    [("Insured Persons", "Insured Person"), ("Covered Persons", "Covered Person"), ("Insured Members", "Insured Member")],
+    [
+        ("Escape of Water", "Escape of water", "escape of water"),
+        ("Water Escape", "Water escape", "water escape"),
+        ("Leakage of Water", "Leakage of water", "leakage of water"),
+    ],
+    [
+        ("Insured Persons", "Insured Person"),
+        ("Covered Persons", "Covered Person"),
+        ("Insured Members", "Insured Member"),
+    ],
     [("Period of Insurance",), ("Policy Period",), ("Period of Cover",)],
     [("Sums Insured", "Sum Insured"), ("Limits of Cover", "Limit of Cover")],
     [("Unoccupied",), ("Vacant",)],
@@ -117,7 +196,10 @@ TERMS: list[list[tuple[str, ...]]] = [
 
 # Phrases and their synonyms (first-letter case is kept); one choice per phrase per document.
 PHRASES: list[tuple[str, list[str]]] = [
-    ("we will not pay for", ["we do not cover", "this policy does not cover", "we will not cover", "we do not pay for"]),
+    (
+        "we will not pay for",
+        ["we do not cover", "this policy does not cover", "we will not cover", "we do not pay for"],
+    ),
     ("we will cover", ["we will insure", "we cover", "we insure", "this policy covers"]),
     ("what is not covered", ["what we will not pay for", "what is excluded", "exclusions", "what is not insured"]),
     ("you must", ["you need to", "you are required to", "you have to"]),
@@ -142,63 +224,159 @@ PHRASES: list[tuple[str, list[str]]] = [
 ]
 
 EXTRA_CLAUSES: list[tuple[int, str, list[str]]] = [
-    (2, "Loss of rent", [
-        "If the Home is let and cannot be lived in because of loss or damage covered by this section, we will pay the rent you would have received, for up to 12 months, up to 20% of the Buildings Sum Insured.",
-        "We will not pay for rent which you would not have received in any event, for example because the tenancy had already ended.",
-    ]),
-    (2, "Removal of debris", [
-        "We will pay the reasonable costs of demolishing, shoring up and removing debris from the site after loss or damage covered by this section, up to $10,000 for any one incident.",
-    ]),
-    (2, "Building regulations and planning costs", [
-        "When we repair or rebuild the Buildings after a claim under this section, we will also pay the extra costs of meeting building regulations or local authority requirements, provided that you were not told about them before the damage happened.",
-        "We will not pay these costs if you were served with a notice before the loss or damage happened.",
-    ]),
-    (2, "Emergency access", [
-        "We will pay for damage caused to the Buildings by the emergency services forcing entry to deal with a medical emergency or to prevent damage to the Home, up to $1,500 for any one incident.",
-    ]),
-    (2, "Sale of the Home", [
-        "If you have agreed to sell the Home, the buyer will have the benefit of this section until the sale is completed, provided the Buildings are not otherwise insured.",
-    ]),
-    (3, "Pedal cycles", [
-        "We will cover pedal cycles and their accessories belonging to an Insured Person against theft, up to $750 for any one cycle, provided the cycle was locked to an immovable object or kept in a locked building.",
-        "We will not pay for theft of tyres, lamps or accessories unless the cycle is stolen at the same time, or for damage while the cycle is used for racing or pacemaking.",
-    ]),
-    (3, "Home office equipment", [
-        "We will cover computers, printers and office furniture used by an Insured Person for clerical work in the Home, up to $5,000 for any one incident, against loss or damage caused by an insured event in clause 3.2.",
-        "We will not cover equipment owned by an employer, or stock and samples held for business purposes.",
-    ]),
-    (3, "Hotel costs when locked out", [
-        "If you cannot enter the Home because the keys have been lost or stolen, we will pay for a hotel room for your household for one night, up to $250 for any one incident.",
-    ]),
-    (3, "Matching sets and suites", [
-        "If an item which forms part of a set or suite is lost or damaged, we will pay for the item itself and not for replacing undamaged items of the set or suite which match it, unless the set cannot be used without it.",
-    ]),
-    (3, "Pets", [
-        "We will cover damage to your Contents caused by your domestic pets, up to $1,000 for any one incident, if your schedule shows that Accidental Damage cover for Contents is included.",
-        "We will not pay for damage caused by chewing, scratching, tearing or fouling which happens gradually, or for damage to the pet itself.",
-    ]),
-    (3, "Tenant's improvements", [
-        "If you rent the Home, we will cover fixtures, fittings and decorations which you have installed and for which you are responsible under your tenancy agreement, up to 10% of the Contents Sum Insured.",
-    ]),
-    (6, "Sanctions", [
-        "We will not provide any cover or pay any claim under this policy if doing so would expose us to any sanction, prohibition or restriction under the resolutions of the United Nations or the trade or economic sanctions, laws or regulations of any country.",
-    ]),
-    (6, "Governing law", [
-        "Unless we agree otherwise in writing, this policy is governed by the law of the country in which the Home is situated, and its courts alone will decide any dispute about it.",
-    ]),
-    (6, "How we use your personal information", [
-        "We use the information you give us to manage your policy and handle claims, and we may share it with other insurers, fraud prevention agencies and our service providers for those purposes.",
-        "You can ask us for a copy of the information we hold about you, and ask us to correct it, by writing to our data protection officer.",
-    ]),
-    (6, "Compensation scheme", [
-        "We are members of a policyholder compensation scheme. If we cannot meet our obligations to you, you may be entitled to compensation from the scheme, depending on the type of insurance and the circumstances of the claim.",
-    ]),
-    (8, "Help for customers in vulnerable circumstances", [
-        "If your health, a bereavement or other circumstances make it harder for you to deal with a claim, please tell us. We can arrange a single point of contact, extra time to provide documents, or communication in another format.",
-    ]),
-    (8, "Claims for specified items", [
-        "For Valuables shown as specified items in your schedule, you must provide a valuation or receipt dated no more than 36 months before the loss. We may replace a specified item through our own suppliers.",
-    ]),
+    (
+        2,
+        "Loss of rent",
+        [
+            "If the Home is let and cannot be lived in because of loss or damage covered by this section, we will pay "
+            "the rent you would have received, for up to 12 months, up to 20% of the Buildings Sum Insured.",
+            "We will not pay for rent which you would not have received in any event, for example because the tenancy "
+            "had already ended.",
+        ],
+    ),
+    (
+        2,
+        "Removal of debris",
+        [
+            "We will pay the reasonable costs of demolishing, shoring up and removing debris from the site after loss "
+            "or damage covered by this section, up to $10,000 for any one incident.",
+        ],
+    ),
+    (
+        2,
+        "Building regulations and planning costs",
+        [
+            "When we repair or rebuild the Buildings after a claim under this section, we will also pay the extra "
+            "costs of meeting building regulations or local authority requirements, provided that you were not "
+            "told about them before the damage happened.",
+            "We will not pay these costs if you were served with a notice before the loss or damage happened.",
+        ],
+    ),
+    (
+        2,
+        "Emergency access",
+        [
+            "We will pay for damage caused to the Buildings by the emergency services forcing entry to deal with a "
+            "medical emergency or to prevent damage to the Home, up to $1,500 for any one incident.",
+        ],
+    ),
+    (
+        2,
+        "Sale of the Home",
+        [
+            "If you have agreed to sell the Home, the buyer will have the benefit of this section until the sale is "
+            "completed, provided the Buildings are not otherwise insured.",
+        ],
+    ),
+    (
+        3,
+        "Pedal cycles",
+        [
+            "We will cover pedal cycles and their accessories belonging to an Insured Person against theft, up to $750 "
+            "for any one cycle, provided the cycle was locked to an immovable object or kept in a locked "
+            "building.",
+            "We will not pay for theft of tyres, lamps or accessories unless the cycle is stolen at the same time, or "
+            "for damage while the cycle is used for racing or pacemaking.",
+        ],
+    ),
+    (
+        3,
+        "Home office equipment",
+        [
+            "We will cover computers, printers and office furniture used by an Insured Person for clerical work in the "
+            "Home, up to $5,000 for any one incident, against loss or damage caused by an insured event in clause "
+            "3.2.",
+            "We will not cover equipment owned by an employer, or stock and samples held for business purposes.",
+        ],
+    ),
+    (
+        3,
+        "Hotel costs when locked out",
+        [
+            "If you cannot enter the Home because the keys have been lost or stolen, we will pay for a hotel room for "
+            "your household for one night, up to $250 for any one incident.",
+        ],
+    ),
+    (
+        3,
+        "Matching sets and suites",
+        [
+            "If an item which forms part of a set or suite is lost or damaged, we will pay for the item itself and not "
+            "for replacing undamaged items of the set or suite which match it, unless the set cannot be used "
+            "without it.",
+        ],
+    ),
+    (
+        3,
+        "Pets",
+        [
+            "We will cover damage to your Contents caused by your domestic pets, up to $1,000 for any one incident, if "
+            "your schedule shows that Accidental Damage cover for Contents is included.",
+            "We will not pay for damage caused by chewing, scratching, tearing or fouling which happens gradually, or "
+            "for damage to the pet itself.",
+        ],
+    ),
+    (
+        3,
+        "Tenant's improvements",
+        [
+            "If you rent the Home, we will cover fixtures, fittings and decorations which you have installed and for "
+            "which you are responsible under your tenancy agreement, up to 10% of the Contents Sum Insured.",
+        ],
+    ),
+    (
+        6,
+        "Sanctions",
+        [
+            "We will not provide any cover or pay any claim under this policy if doing so would expose us to any "
+            "sanction, prohibition or restriction under the resolutions of the United Nations or the trade or "
+            "economic sanctions, laws or regulations of any country.",
+        ],
+    ),
+    (
+        6,
+        "Governing law",
+        [
+            "Unless we agree otherwise in writing, this policy is governed by the law of the country in which the Home "
+            "is situated, and its courts alone will decide any dispute about it.",
+        ],
+    ),
+    (
+        6,
+        "How we use your personal information",
+        [
+            "We use the information you give us to manage your policy and handle claims, and we may share it with "
+            "other insurers, fraud prevention agencies and our service providers for those purposes.",
+            "You can ask us for a copy of the information we hold about you, and ask us to correct it, by writing to "
+            "our data protection officer.",
+        ],
+    ),
+    (
+        6,
+        "Compensation scheme",
+        [
+            "We are members of a policyholder compensation scheme. If we cannot meet our obligations to you, you may "
+            "be entitled to compensation from the scheme, depending on the type of insurance and the "
+            "circumstances of the claim.",
+        ],
+    ),
+    (
+        8,
+        "Help for customers in vulnerable circumstances",
+        [
+            "If your health, a bereavement or other circumstances make it harder for you to deal with a claim, please "
+            "tell us. We can arrange a single point of contact, extra time to provide documents, or communication "
+            "in another format.",
+        ],
+    ),
+    (
+        8,
+        "Claims for specified items",
+        [
+            "For Valuables shown as specified items in your schedule, you must provide a valuation or receipt dated no "
+            "more than 36 months before the loss. We may replace a specified item through our own suppliers.",
+        ],
+    ),
 ]
 
 PALETTE = ["#1f3a5f", "#5f1f3a", "#1f5f3a", "#3a3a3a", "#6b4e16", "#16506b", "#4b1f5f"]
@@ -231,6 +409,7 @@ class Generated:
 
 # --- text helpers ----------------------------------------------------------------------------------
 
+
 def _case_like(template: str, word: str) -> str:
     return word[:1].upper() + word[1:] if template[:1].isupper() else word
 
@@ -250,9 +429,13 @@ def _multi_sub(mapping: dict[str, str]) -> Callable[[str], str]:
 
 
 def _fix_articles(text: str) -> str:
-    return re.sub(r"\b([Aa]) (?=(?:[Ee]xcess|[Ee]scape|[Ii]nsured|[Uu]noccupied)\b)", lambda m: m.group(1) + "n ", text) \
-        .replace("an Vacant", "a Vacant").replace("an Covered", "a Covered").replace("an Water", "a Water") \
+    return (
+        re.sub(r"\b([Aa]) (?=(?:[Ee]xcess|[Ee]scape|[Ii]nsured|[Uu]noccupied)\b)", lambda m: m.group(1) + "n ", text)
+        .replace("an Vacant", "a Vacant")
+        .replace("an Covered", "a Covered")
+        .replace("an Water", "a Water")
         .replace("an Leakage", "a Leakage")
+    )
 
 
 def _money(value: int, currency: str) -> str:
@@ -264,6 +447,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 # --- the generator ----------------------------------------------------------------------------------
+
 
 @dataclass
 class _Section:
@@ -301,8 +485,13 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
     """The ``index``-th generated policy for ``seed`` (``long``: laid out to about 30 pages)."""
     rng = random.Random(f"{seed}:{index}:{'long' if long else 'std'}")
     doc = _BSP.parse_source(SOURCE.read_text(encoding="utf-8"))
-    referenced = set(re.findall(r"\b(\d{1,2}\.\d{1,2})\b", "\n".join(b.text for b in doc.blocks if b.kind != "h3") + "\n".join(
-        c for b in doc.blocks for row in b.rows for c in row)))
+    referenced = set(
+        re.findall(
+            r"\b(\d{1,2}\.\d{1,2})\b",
+            "\n".join(b.text for b in doc.blocks if b.kind != "h3")
+            + "\n".join(c for b in doc.blocks for row in b.rows for c in row),
+        )
+    )
 
     # Identity.
     first = rng.choice(INSURER_FIRST)
@@ -363,7 +552,11 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
             sec.head = Block("h2", f"\u0000{label} {new_no}\u0000 {titles[sec.number]}")
 
     old_titles = {sec.number: sec.title for sec in ordered if sec.number is not None}
-    ref_re = re.compile(r"(?<!\x00)\bSection (\d+)(?: (" + "|".join(re.escape(t) for t in sorted(set(old_titles.values()), key=len, reverse=True)) + r"))?\b|(?<!\x00)\b(\d{1,2})\.(\d{1,2})\b")
+    ref_re = re.compile(
+        r"(?<!\x00)\bSection (\d+)(?: ("
+        + "|".join(re.escape(t) for t in sorted(set(old_titles.values()), key=len, reverse=True))
+        + r"))?\b|(?<!\x00)\b(\d{1,2})\.(\d{1,2})\b"
+    )
 
     def refs(text: str) -> str:
         def sub(m: re.Match) -> str:
@@ -374,6 +567,7 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
                 return f"{label} {new}{title}"
             key = f"{m.group(3)}.{m.group(4)}"
             return clause_map.get(key, key)
+
         return ref_re.sub(sub, text)
 
     # Wording.
@@ -383,11 +577,18 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
         term_map.update(dict(zip(forms[0], choice)))
     terms = _multi_sub({k: v for k, v in term_map.items() if k != v})
     phrase_subs = [_phrase_sub(p, rng.choice(alts)) for p, alts in PHRASES if rng.random() < 0.6]
-    identity = _multi_sub({
-        "Hearthstone Mutual Insurance": insurer, "Hearthstone Mutual": insurer, "HomeShield Household Policy": product,
-        "HomeShield": brand, "HM-HS-05": reference, "www.hearthstonemutual.example": web,
-        "Independent Insurance Disputes Service": rng.choice(DISPUTES), **phones,
-    })
+    identity = _multi_sub(
+        {
+            "Hearthstone Mutual Insurance": insurer,
+            "Hearthstone Mutual": insurer,
+            "HomeShield Household Policy": product,
+            "HomeShield": brand,
+            "HM-HS-05": reference,
+            "www.hearthstonemutual.example": web,
+            "Independent Insurance Disputes Service": rng.choice(DISPUTES),
+            **phones,
+        }
+    )
 
     money_cache: dict[str, str] = {}
 
@@ -449,9 +650,17 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
             blocks.extend(block(b) for b in body)
     cover = [
         insurer,
-        rng.choice(["Buildings and Contents Insurance - Policy Wording", "Home Insurance - Policy Booklet", "Household Insurance - Terms and Conditions", "Policy Wording"]),
+        rng.choice(
+            [
+                "Buildings and Contents Insurance - Policy Wording",
+                "Home Insurance - Policy Booklet",
+                "Household Insurance - Terms and Conditions",
+                "Policy Wording",
+            ]
+        ),
         f"Policy wording reference {reference} (edition {edition}, effective {effective})",
-        f"This document is a fictional policy generated for PolicyBot's scale benchmark (issue 12). {insurer} is not a real insurer and this document does not provide any insurance cover.",
+        f"This document is a fictional policy generated for PolicyBot's scale benchmark (issue 12). {insurer} is not a "
+        "real insurer and this document does not provide any insurance cover.",
     ]
     out = PolicyDoc(title=product, cover=cover, blocks=blocks)
     layout = Layout(
@@ -461,12 +670,21 @@ def generate(index: int, seed: int = 12, long: bool = False) -> Generated:
         line=rng.choice([1.12, 1.18, 1.25]),
         colour=rng.choice(PALETTE),
         margin=rng.choice([50.0, 58.0, 66.0]) if not long else 40.0,
-        footer=rng.choice(["{title} \u2014 page {n} of {m}", "{ref} \u2014 page {n} of {m}", "Page {n} of {m} \u2014 {insurer}"]),
+        footer=rng.choice(
+            ["{title} \u2014 page {n} of {m}", "{ref} \u2014 page {n} of {m}", "Page {n} of {m} \u2014 {insurer}"]
+        ),
     )
     slug = re.sub(r"[^a-z0-9]+", "-", f"{brand} {first}".lower()).strip("-")
     name = f"{slug}-{'long-' if long else ''}{GENERATOR_VERSION}-s{seed}-{index:05d}.pdf"
-    meta = {"reference": reference, "currency": currency, "factor": factor, "label": label, "dropped": dropped,
-            "extras": [e[1] for e in extras], "order": [s.title for s in ordered]}
+    meta = {
+        "reference": reference,
+        "currency": currency,
+        "factor": factor,
+        "label": label,
+        "dropped": dropped,
+        "extras": [e[1] for e in extras],
+        "order": [s.title for s in ordered],
+    }
     gen = Generated(index, name, insurer, product, _to_markdown(out), layout, meta)
     gen.meta["doc"] = out
     return gen
@@ -494,6 +712,7 @@ def _to_markdown(doc: PolicyDoc) -> str:
 
 
 # --- layout -----------------------------------------------------------------------------------------
+
 
 def _css(layout: Layout) -> str:
     css = _BSP.CSS.replace("#1f3a5f", layout.colour).replace("font-family: sans-serif", f"font-family: {layout.font}")
@@ -552,17 +771,30 @@ def render(gen: Generated, out: Path) -> int:
     size = 8.5
     page_rect = PAGES[gen.layout.page]
     for page in pdf:
-        text = gen.layout.footer.format(title=gen.product, ref=gen.meta["reference"], insurer=gen.insurer, n=page.number + 1, m=pdf.page_count)
+        text = gen.layout.footer.format(
+            title=gen.product, ref=gen.meta["reference"], insurer=gen.insurer, n=page.number + 1, m=pdf.page_count
+        )
         x = (page_rect.width - font.text_length(text, fontsize=size)) / 2
         page.insert_font(fontname="FooterSans", fontbuffer=font.buffer)
-        page.insert_text((x, page_rect.height - 30), text, fontname="FooterSans", fontsize=size, color=(0.35, 0.35, 0.35))
-        page.draw_line((content.x0, page_rect.height - 44), (content.x1, page_rect.height - 44), color=(0.6, 0.6, 0.6), width=0.5)
+        page.insert_text(
+            (x, page_rect.height - 30), text, fontname="FooterSans", fontsize=size, color=(0.35, 0.35, 0.35)
+        )
+        page.draw_line(
+            (content.x0, page_rect.height - 44), (content.x1, page_rect.height - 44), color=(0.6, 0.6, 0.6), width=0.5
+        )
     pdf.set_toc(_BSP.make_toc(positions))
-    pdf.set_metadata({
-        "title": gen.product, "author": gen.insurer, "subject": "Household insurance policy wording (fictional, generated)",
-        "keywords": "household insurance, policy wording, generated", "creator": "PolicyBot eval/scale_corpus.py",
-        "producer": "PyMuPDF", "creationDate": FIXED_DATE, "modDate": FIXED_DATE,
-    })
+    pdf.set_metadata(
+        {
+            "title": gen.product,
+            "author": gen.insurer,
+            "subject": "Household insurance policy wording (fictional, generated)",
+            "keywords": "household insurance, policy wording, generated",
+            "creator": "PolicyBot eval/scale_corpus.py",
+            "producer": "PyMuPDF",
+            "creationDate": FIXED_DATE,
+            "modDate": FIXED_DATE,
+        }
+    )
     pdf.subset_fonts()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")
@@ -631,7 +863,10 @@ def main() -> None:
         if args.markdown:
             path.with_suffix(".md").write_text(gen.markdown, encoding="utf-8")
         with pymupdf.open(path) as d:
-            print(f"{path} ({d.page_count} pages; {gen.insurer}; {gen.product}; {gen.meta['currency']}x{gen.meta['factor']}; extras {gen.meta['extras']})")
+            print(
+                f"{path} ({d.page_count} pages; {gen.insurer}; {gen.product}; "
+                f"{gen.meta['currency']}x{gen.meta['factor']}; extras {gen.meta['extras']})"
+            )
     if args.long:
         path = long_pdf(args.seed, args.out)
         with pymupdf.open(path) as d:

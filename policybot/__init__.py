@@ -26,7 +26,7 @@ _EXPORTS = {
     "PolicyBotError": "policybot.errors",
     "AlreadyDeleted": "policybot.errors",
 }
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", "PolicyBot", "Settings", "AskOptions", "EvidenceOptions", "PolicyBotError", "AlreadyDeleted"]
 
 if TYPE_CHECKING:
     from policybot.errors import AlreadyDeleted, PolicyBotError

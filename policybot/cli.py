@@ -26,6 +26,7 @@ app.add_typer(models_app, name="models")
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
 
+
 def _settings(ctx: typer.Context) -> Settings:
     return ctx.obj["settings"]
 
@@ -55,7 +56,9 @@ def main_options(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens."),
 ) -> None:
     configure_process(verbose)
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     overrides: dict[str, Any] = {}
     if home is not None:
         overrides["home"] = home
@@ -73,11 +76,13 @@ def ingest(
     paths: List[Path] = typer.Argument(..., help="PDF files or folders (searched recursively for *.pdf)."),
     as_json: bool = typer.Option(False, "--json", help="Print the IngestReport as JSON."),
     effective: Optional[str] = typer.Option(
-        None, "--effective", metavar="YYYY-MM-DD", help="The date these documents' edition takes effect (else read from each document where it states one)."
+        None,
+        "--effective",
+        metavar="YYYY-MM-DD",
+        help="The date these documents' edition takes effect (else read from each document where it states one).",
     ),
 ) -> None:
     """Add PDFs to the library. Unchanged files are skipped; changed ones replace their old version."""
-    from policybot.events import INGEST_STAGES
     from policybot.ingestion.files import expand_paths
 
     when = _iso_date(effective, "--effective") if effective else None
@@ -85,9 +90,23 @@ def ingest(
     files = expand_paths(paths)
     if not files:
         _fail(f"no PDF files found in {', '.join(map(str, paths))}")
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
-    ) as bar:
+    report = _ingest_with_progress(bot, files)
+    if when is not None:
+        _set_effective(bot, report, when)
+    if as_json:
+        _print_json(report)
+    else:
+        _print_ingest(report, bot.status().profile_reason)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _ingest_with_progress(bot: Any, files: List[Path]) -> Any:
+    """Ingest with a progress bar per file (on stderr, gone when done) and one for the whole run."""
+    from policybot.events import INGEST_STAGES
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
         overall = bar.add_task(f"{len(files)} file(s)", total=len(files))
         current: dict[str, Any] = {}
 
@@ -95,30 +114,28 @@ def ingest(
             task = current.get(event.file)
             if task is None:
                 task = current[event.file] = bar.add_task(event.file, total=event.total)
-            bar.update(task, description=f"{event.file}: {INGEST_STAGES[event.stage]}", completed=event.done, total=event.total)
+            description = f"{event.file}: {INGEST_STAGES[event.stage]}"
+            bar.update(task, description=description, completed=event.done, total=event.total)
             if event.stage == "done":
                 bar.remove_task(task)
                 current.pop(event.file, None)
                 bar.advance(overall)
 
-        report = bot.ingest(files, progress=on_progress)
-    if when is not None:
-        _set_effective(bot, report, when)
-    if as_json:
-        _print_json(report)
-    else:
-        err.print(f"profile {report.profile} ({bot.status().profile_reason}); chunker {report.chunker}", highlight=False)
-        for o in report.outcomes:
-            if o.status == "failed":
-                out.print(f"[red]FAILED[/red]    {escape(o.message)}", highlight=False)
-                continue
-            detail = f"{o.pages} pages, {o.chunks} chunks, {o.sections} sections, {o.tables} tables"
-            note = f" — {o.message}" if o.message else ""
-            out.print(f"[green]{o.status:<9}[/green] {escape(o.name)}: {detail} ({o.seconds:.1f} s){escape(note)}", highlight=False)
-            for warning in o.warnings:
-                out.print(f"[yellow]warning[/yellow]   {escape(o.name)}: {escape(warning)}", highlight=False)
-    if report.failed:
-        raise typer.Exit(1)
+        return bot.ingest(files, progress=on_progress)
+
+
+def _print_ingest(report: Any, profile_reason: str) -> None:
+    err.print(f"profile {report.profile} ({profile_reason}); chunker {report.chunker}", highlight=False)
+    for o in report.outcomes:
+        if o.status == "failed":
+            out.print(f"[red]FAILED[/red]    {escape(o.message)}", highlight=False)
+            continue
+        detail = f"{o.pages} pages, {o.chunks} chunks, {o.sections} sections, {o.tables} tables"
+        note = f" — {o.message}" if o.message else ""
+        line = f"[green]{o.status:<9}[/green] {escape(o.name)}: {detail} ({o.seconds:.1f} s){escape(note)}"
+        out.print(line, highlight=False)
+        for warning in o.warnings:
+            out.print(f"[yellow]warning[/yellow]   {escape(o.name)}: {escape(warning)}", highlight=False)
 
 
 @app.command()
@@ -152,9 +169,22 @@ def docs(
     for col in ("name", "title", "pages", "chunks", "sections", "tables", "OCR", "model", "ingested", "effective"):
         table.add_column(col, overflow="fold")
     for d in listing.documents + listing.other_models:
-        model = d.embedding_model.split("/")[-1] + ("" if d.embedding_model == listing.embedding_model else " (not searched)")
+        model = d.embedding_model.split("/")[-1] + (
+            "" if d.embedding_model == listing.embedding_model else " (not searched)"
+        )
         when = f"{d.effective_date}{' (by hand)' if d.effective_source == 'user' else ''}" if d.effective_date else ""
-        table.add_row(d.name, d.title, str(d.pages), str(d.chunks), str(d.sections), str(d.tables), _ocr_cell(d), model, d.ingested_at, when)
+        table.add_row(
+            d.name,
+            d.title,
+            str(d.pages),
+            str(d.chunks),
+            str(d.sections),
+            str(d.tables),
+            _ocr_cell(d),
+            model,
+            d.ingested_at,
+            when,
+        )
     out.print(table)
 
 
@@ -172,7 +202,9 @@ def _set_effective(bot: Any, report: Any, when: Any) -> None:
     for outcome in report.outcomes:
         if outcome.status != "failed":
             info = bot.library.set_effective(outcome.name, when)
-            outcome.message = "; ".join(m for m in (outcome.message, f"effective {info.effective_date} (set by hand)") if m)
+            outcome.message = "; ".join(
+                m for m in (outcome.message, f"effective {info.effective_date} (set by hand)") if m
+            )
 
 
 def _ocr_cell(d: Any) -> str:
@@ -187,8 +219,12 @@ def _ocr_cell(d: Any) -> str:
 @app.command()
 def editions(
     ctx: typer.Context,
-    confirm: Optional[str] = typer.Option(None, "--confirm", metavar="NAME", help="Confirm NAME as another edition of the policy it was matched to."),
-    separate: Optional[str] = typer.Option(None, "--separate", metavar="NAME", help="Take NAME out of its edition family (searched on its own)."),
+    confirm: Optional[str] = typer.Option(
+        None, "--confirm", metavar="NAME", help="Confirm NAME as another edition of the policy it was matched to."
+    ),
+    separate: Optional[str] = typer.Option(
+        None, "--separate", metavar="NAME", help="Take NAME out of its edition family (searched on its own)."
+    ),
 ) -> None:
     """Editions of the same policy: which is in force, which are superseded, which await confirmation."""
     from policybot.errors import PolicyBotError
@@ -213,8 +249,14 @@ def editions(
             continue
         out.print("[bold]Editions[/bold]", highlight=False)
         for d in sorted(members, key=lambda m: m.effective_date or m.ingested_at):
-            state = "awaiting confirmation" if d.edition_status == "proposed" else (f"superseded by {d.superseded_by}" if d.superseded_by else "in force")
-            out.print(f"  {escape(d.name)}  effective {d.effective_date or '(no date)'}  {escape(state)}", highlight=False)
+            state = (
+                "awaiting confirmation"
+                if d.edition_status == "proposed"
+                else (f"superseded by {d.superseded_by}" if d.superseded_by else "in force")
+            )
+            out.print(
+                f"  {escape(d.name)}  effective {d.effective_date or '(no date)'}  {escape(state)}", highlight=False
+            )
 
 
 @app.command()
@@ -224,7 +266,9 @@ def search(
     k: int = typer.Option(10, "--k", min=1, max=100, help="Number of passages."),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Search only these documents (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResponse as JSON."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Search the editions in force on this date (default: today)."),
+    as_of: Optional[str] = typer.Option(
+        None, "--as-of", metavar="YYYY-MM-DD", help="Search the editions in force on this date (default: today)."
+    ),
 ) -> None:
     """Find the passages that best match a query (dense + BM25, fused with RRF)."""
     from policybot.errors import PolicyBotError
@@ -242,7 +286,9 @@ def search(
         out.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold]  score {hit.score:.4f}{ocr}", highlight=False)
         snippet = " ".join(hit.text.split())
         out.print(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}", highlight=False)
-    err.print(f"{len(response.hits)} passages in {response.seconds:.2f} s ({response.profile} profile)", highlight=False)
+    err.print(
+        f"{len(response.hits)} passages in {response.seconds:.2f} s ({response.profile} profile)", highlight=False
+    )
 
 
 @app.command()
@@ -253,7 +299,9 @@ def ask(
     fast: bool = typer.Option(False, "--fast", help="No query expansion: no LLM call before the answer."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Answer extractively: quote the best passages."),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Ask only these documents (repeatable)."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Use the editions in force on this date (default: today)."),
+    as_of: Optional[str] = typer.Option(
+        None, "--as-of", metavar="YYYY-MM-DD", help="Use the editions in force on this date (default: today)."
+    ),
 ) -> None:
     """Answer a question from the documents, with checked citations."""
     from policybot.errors import PolicyBotError
@@ -263,7 +311,9 @@ def ask(
     bot = _service(ctx)
     answer = None
     streamed: list[str] = []
-    options = AskOptions(docs=doc or None, fast=fast or None, use_llm=not no_llm, as_of=_iso_date(as_of, "--as-of") if as_of else None)
+    options = AskOptions(
+        docs=doc or None, fast=fast or None, use_llm=not no_llm, as_of=_iso_date(as_of, "--as-of") if as_of else None
+    )
     try:
         for event in bot.ask_stream(question, options=options):
             if isinstance(event, AnswerEvent):
@@ -290,9 +340,11 @@ def ask(
 @app.command()
 def evidence(
     ctx: typer.Context,
-    issue: str = typer.Argument(..., help="The issue, e.g. \"escape of water\" or \"cancellation and refunds\"."),
+    issue: str = typer.Argument(..., help='The issue, e.g. "escape of water" or "cancellation and refunds".'),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Collect only from these documents (repeatable)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, max=20, help="Agent steps before it is stopped (default 6)."),
+    max_steps: Optional[int] = typer.Option(
+        None, "--max-steps", min=1, max=20, help="Agent steps before it is stopped (default 6)."
+    ),
     no_llm: bool = typer.Option(False, "--no-llm", help="Use the deterministic planner even when an LLM is running."),
     as_json: bool = typer.Option(False, "--json", help="Print the EvidenceReport as JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print the table as CSV."),
@@ -309,7 +361,9 @@ def evidence(
     bot = _service(ctx)
     report = None
     try:
-        for event in bot.evidence_stream(issue, EvidenceOptions(docs=doc or None, max_steps=max_steps, use_llm=not no_llm)):
+        for event in bot.evidence_stream(
+            issue, EvidenceOptions(docs=doc or None, max_steps=max_steps, use_llm=not no_llm)
+        ):
             if isinstance(event, EvidenceStepEvent):
                 step = event.step
                 new = f" → rows {', '.join(map(str, step.new_rows))}" if step.new_rows else ""
@@ -341,7 +395,11 @@ def _print_evidence(report: Any) -> None:
         quote = " ".join((c.quote or "").split()) + ("" if c.verified else " (unverified)")
         table.add_row(str(row.n), escape(source), row.role, escape(quote), escape(row.why))
     out.print(table)
-    err.print(f"{len(report.rows)} passages, {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {escape(report.stopped)}", highlight=False)
+    err.print(
+        f"{len(report.rows)} passages, {len(report.trace)} steps, {report.seconds:.1f} s; stopped: "
+        f"{escape(report.stopped)}",
+        highlight=False,
+    )
 
 
 def _print_answer(answer: Any, streamed: str) -> None:
@@ -353,12 +411,18 @@ def _print_answer(answer: Any, streamed: str) -> None:
     elif answer.mode != "generated":
         out.print(f"\n{escape(answer.answer)}", highlight=False)
     elif answer.answer.strip() != streamed.strip():
-        out.print(f"\n[dim]Checked answer ({answer.removed_markers} citation(s) to missing sources removed):[/dim]", highlight=False)
+        out.print(
+            f"\n[dim]Checked answer ({answer.removed_markers} citation(s) to missing sources removed):[/dim]",
+            highlight=False,
+        )
         out.print(escape(answer.answer), highlight=False)
     if answer.notice:
         err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
     if answer.named_documents:
-        err.print(f"[dim]searched only {escape(', '.join(answer.named_documents))}: the question names it[/dim]", highlight=False)
+        err.print(
+            f"[dim]searched only {escape(', '.join(answer.named_documents))}: the question names it[/dim]",
+            highlight=False,
+        )
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
     for c in answer.shown_citations:
@@ -445,33 +509,48 @@ def eval_command(
             _fail(f"{dataset}: not an eval dataset (needs docs/ and questions.jsonl, or issues.jsonl)")
     for dataset in evidence_sets:
         _eval_evidence(ctx, dataset, evidence_names, out_dir, cache, limit)
+    say = lambda m: err.print(f"[dim]{m}[/dim]", highlight=False)  # noqa: E731
     for dataset in [d for d in datasets if d not in evidence_sets]:
-        results, report = run_grid(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{m}[/dim]", highlight=False))
+        results, report = run_grid(dataset, names, out_dir, cache, limit, _settings(ctx), say=say)
         for r in results:
-            if "skipped" in r:
-                out.print(f"{r['dataset']} / {r['config']}: skipped — {r['skipped']}", highlight=False)
-                continue
-            m = r["metrics"]["retrieval"]
-            ref = r["metrics"]["refusal"]
-            out.print(
-                f"{r['dataset']} / {r['config']}: R@1 {m.get('R@1', 0):.3f} R@5 {m.get('R@5', 0):.3f} R@10 {m.get('R@10', 0):.3f} "
-                f"MRR@10 {m.get('mrr@10', 0):.3f} nDCG@10 {m.get('ndcg@10', 0):.3f}; refusal AUROC {ref.get('auroc')}"
-                + (
-                    f"; refused: answerable {ref.get('false_refusal_rate')}, out of scope {ref.get('out_of_scope_refusal_rate')}"
-                    if "false_refusal_rate" in ref
-                    else ""
-                ),
-                highlight=False,
-            )
+            out.print(_eval_line(r), highlight=False)
         out.print(f"report: {report}", highlight=False)
 
 
-def _eval_evidence(ctx: typer.Context, dataset: Path, names: List[str], out_dir: Path, cache: Path, limit: Optional[int]) -> None:
+def _eval_line(r: dict[str, Any]) -> str:
+    """One configuration's result on one set, in a line."""
+    if "skipped" in r:
+        return f"{r['dataset']} / {r['config']}: skipped — {r['skipped']}"
+    m, ref = r["metrics"]["retrieval"], r["metrics"]["refusal"]
+    line = (
+        f"{r['dataset']} / {r['config']}: R@1 {m.get('R@1', 0):.3f} R@5 {m.get('R@5', 0):.3f} "
+        f"R@10 {m.get('R@10', 0):.3f} MRR@10 {m.get('mrr@10', 0):.3f} nDCG@10 {m.get('ndcg@10', 0):.3f}; "
+        f"refusal AUROC {ref.get('auroc')}"
+    )
+    if "false_refusal_rate" in ref:
+        line += (
+            f"; refused: answerable {ref.get('false_refusal_rate')}, "
+            f"out of scope {ref.get('out_of_scope_refusal_rate')}"
+        )
+    return line
+
+
+def _eval_evidence(
+    ctx: typer.Context, dataset: Path, names: List[str], out_dir: Path, cache: Path, limit: Optional[int]
+) -> None:
     """Evidence mode on an evidence set (issues.jsonl): clause recall of each configuration."""
     from policybot.evaluation.evidence import EvidenceDatasetError, run_evidence, summary_line
 
     try:
-        results, report = run_evidence(dataset, names, out_dir, cache, limit, _settings(ctx), say=lambda m: err.print(f"[dim]{escape(m)}[/dim]", highlight=False))
+        results, report = run_evidence(
+            dataset,
+            names,
+            out_dir,
+            cache,
+            limit,
+            _settings(ctx),
+            say=lambda m: err.print(f"[dim]{escape(m)}[/dim]", highlight=False),
+        )
     except EvidenceDatasetError as exc:
         _fail(str(exc))
     for r in results:

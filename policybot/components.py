@@ -106,7 +106,13 @@ class Components:
         return self._once(
             "retriever",
             lambda: HybridRetriever(
-                self.index, self.embedder, self.calibration_of_ids, s.candidates_per_retriever, s.rrf_k, s.fusion, s.fusion_dense_weight
+                self.index,
+                self.embedder,
+                self.calibration_of_ids,
+                s.candidates_per_retriever,
+                s.rrf_k,
+                s.fusion,
+                s.fusion_dense_weight,
             ),
         )
 
@@ -161,7 +167,11 @@ class Components:
         if scores is None:
             chunk_ids = [c.chunk_id for c in self.registry.chunks_of(doc.collection, doc.doc_id)]
             vectors = self.index.vectors(chunk_ids)
-            matrix = np.vstack([vectors[c] for c in chunk_ids if c in vectors]) if vectors else np.zeros((0, 1), dtype=np.float32)
+            matrix = (
+                np.vstack([vectors[c] for c in chunk_ids if c in vectors])
+                if vectors
+                else np.zeros((0, 1), dtype=np.float32)
+            )
             scores = probe_scores(matrix, self.probe_vectors)
             self.registry.set_probes(doc.collection, doc.doc_id, encode_probes(bank, model, scores))
         self._built[key] = scores
@@ -214,7 +224,9 @@ class Components:
             return None
 
         def glossary(doc_id: str) -> Glossary:
-            return self._per_generation(f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id)))
+            return self._per_generation(
+                f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id))
+            )
 
         rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
         return ReferenceFollower(clause, glossary, rows, self.settings.max_supporting_sources)
@@ -231,10 +243,15 @@ class Components:
             ][:3]
 
         def sections_of(doc_id: str) -> list[tuple[str, str]]:
-            return self._per_generation(f"sections:{doc_id}", lambda: [(c.chunk_id, c.section) for c in self.registry.chunks_of(collection, doc_id)])
+            return self._per_generation(
+                f"sections:{doc_id}",
+                lambda: [(c.chunk_id, c.section) for c in self.registry.chunks_of(collection, doc_id)],
+            )
 
         def glossary(doc_id: str) -> Glossary:
-            return self._per_generation(f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id)))
+            return self._per_generation(
+                f"glossary:{doc_id}", lambda: glossary_of(self.registry.chunks_of(collection, doc_id))
+            )
 
         rows = lambda ids: self.registry.chunks(collection, ids)  # noqa: E731
         return EvidenceTools(self.retriever, rows, clause_chunks, sections_of, glossary, self.calibration(scope), scope)

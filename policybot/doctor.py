@@ -37,7 +37,14 @@ def _model_checks(settings: Settings, profile: Profile) -> list[Check]:
         )
     ]
     if profile.reranker is None:
-        checks.append(Check(name="reranker", ok=True, required=False, detail=f"none in the {profile.name} profile (no reranker weights ship offline)"))
+        checks.append(
+            Check(
+                name="reranker",
+                ok=True,
+                required=False,
+                detail=f"none in the {profile.name} profile (no reranker weights ship offline)",
+            )
+        )
         return checks
     rpath = local_model_path(profile.reranker.hf_id, settings)
     has_flag = importlib.util.find_spec("FlagEmbedding") is not None
@@ -58,18 +65,33 @@ def _ocr_check(bot: PolicyBot) -> Check:
     """Optional: without OCR, scanned pages are reported and left out rather than read."""
     ocr = bot.settings.ocr
     if not ocr.enabled:
-        return Check(name="ocr", ok=True, required=False, detail="turned off (POLICYBOT_OCR__ENABLED=false): scanned pages are left out")
+        return Check(
+            name="ocr",
+            ok=True,
+            required=False,
+            detail="turned off (POLICYBOT_OCR__ENABLED=false): scanned pages are left out",
+        )
     health = bot.components.ocr.health()
     if not health.available:
-        return Check(name="ocr", ok=False, required=False, detail="Tesseract not found: scanned pages cannot be read", fix=health.fix("policybot doctor"))
+        return Check(
+            name="ocr",
+            ok=False,
+            required=False,
+            detail="Tesseract not found: scanned pages cannot be read",
+            fix=health.fix("policybot doctor"),
+        )
     installed = ", ".join(health.languages) or "none"
     if health.missing:
         return Check(
-            name="ocr", ok=False, required=False,
+            name="ocr",
+            ok=False,
+            required=False,
             detail=f"{health.version}; language(s) {', '.join(health.missing)} not installed (installed: {installed})",
             fix=health.fix("policybot doctor"),
         )
-    return Check(name="ocr", ok=True, required=False, detail=f"{health.version}; reading {ocr.language} (installed: {installed})")
+    return Check(
+        name="ocr", ok=True, required=False, detail=f"{health.version}; reading {ocr.language} (installed: {installed})"
+    )
 
 
 def _documents_check(bot: PolicyBot) -> Check:
@@ -79,7 +101,9 @@ def _documents_check(bot: PolicyBot) -> Check:
         ok=bool(docs.documents),
         required=False,
         detail=f"{len(docs.documents)} indexed with {bot.components.profile.profile.embedding.name}"
-        + (f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""),
+        + (
+            f"; {len(docs.other_models)} more indexed with other models (not searched now)" if docs.other_models else ""
+        ),
         fix=None if docs.documents else "policybot ingest data/",
     )
 
@@ -91,7 +115,9 @@ def _ollama_checks(settings: Settings, profile: Profile, client: Any) -> list[Ch
             name="ollama",
             ok=status.reachable,
             required=False,
-            detail=f"answering at {settings.ollama_host}" if status.reachable else f"not reachable at {settings.ollama_host} ({status.error})",
+            detail=f"answering at {settings.ollama_host}"
+            if status.reachable
+            else f"not reachable at {settings.ollama_host} ({status.error})",
             fix=None
             if status.reachable
             else "install Ollama (https://ollama.com/download), then start it with `ollama serve` "
@@ -105,7 +131,8 @@ def _ollama_checks(settings: Settings, profile: Profile, client: Any) -> list[Ch
                 name="llm model",
                 ok=has,
                 required=False,
-                detail=f"{profile.llm.name}: " + ("present" if has else f"not pulled (server has: {', '.join(status.models) or 'none'})"),
+                detail=f"{profile.llm.name}: "
+                + ("present" if has else f"not pulled (server has: {', '.join(status.models) or 'none'})"),
                 fix=None if has else f"ollama pull {profile.llm.name}",
             )
         )
@@ -131,7 +158,8 @@ def _index_check(bot: PolicyBot, repair: bool) -> Check:
         orphans = index.store.doc_ids() - {d.doc_id for d in index.documents()}
     except Exception as exc:
         fix = (
-            f"start the Chroma server at {settings.chroma_url} (`chroma run --path DIR --port PORT`) or unset POLICYBOT_CHROMA_URL"
+            f"start the Chroma server at {settings.chroma_url} (`chroma run --path DIR --port PORT`) or unset "
+            "POLICYBOT_CHROMA_URL"
             if settings.chroma_url
             else f"check that {where} is writable; if it is damaged, move it away and re-run `policybot ingest`"
         )
@@ -142,7 +170,8 @@ def _index_check(bot: PolicyBot, repair: bool) -> Check:
             name="index",
             ok=False,
             required=False,
-            detail=detail + f"; {len(orphans)} unregistered document(s) left by an interrupted ingestion (never shown in results)",
+            detail=detail
+            + f"; {len(orphans)} unregistered document(s) left by an interrupted ingestion (never shown in results)",
             fix="policybot doctor --repair",
         )
     return Check(name="index", ok=True, detail=detail)

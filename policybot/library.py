@@ -37,7 +37,12 @@ class Library:
             info = document_info(row, self.settings.ocr.confidence_floor)
             info.superseded_by = replaced.get(row.name) if row.collection == current else None
             (mine if row.collection == current else others).append(info)
-        return DocumentList(profile=c.profile.name, embedding_model=c.profile.profile.embedding.hf_id, documents=mine, other_models=others)
+        return DocumentList(
+            profile=c.profile.name,
+            embedding_model=c.profile.profile.embedding.hf_id,
+            documents=mine,
+            other_models=others,
+        )
 
     def resolve_docs(self, names: Iterable[str] | None, as_of: date | None = None) -> list[DocumentRow]:
         """The documents a question searches: the named ones, else all of them with one edition per
@@ -83,7 +88,9 @@ class Library:
             raise PolicyBotError(f"not indexed: {name}")
         if confirm and not row.family:
             raise PolicyBotError(f"{name} is not in an edition family (no other edition was found when it was added)")
-        c.registry.set_family(row.collection, [row.doc_id], row.family if confirm else None, "confirmed" if confirm else None)
+        c.registry.set_family(
+            row.collection, [row.doc_id], row.family if confirm else None, "confirmed" if confirm else None
+        )
         return next(d for d in self.documents().documents if d.name == name)
 
     def set_effective(self, name: str, when: date | None) -> DocumentInfo:
@@ -92,7 +99,9 @@ class Library:
         row = c.registry.by_name(c.index.collection, name)
         if row is None:
             raise PolicyBotError(f"not indexed: {name}")
-        c.registry.set_effective(row.collection, row.doc_id, when.isoformat() if when else None, "user" if when else None)
+        c.registry.set_effective(
+            row.collection, row.doc_id, when.isoformat() if when else None, "user" if when else None
+        )
         updated = c.registry.by_name(c.index.collection, name)
         assert updated is not None
         return document_info(updated, self.settings.ocr.confidence_floor)

@@ -52,7 +52,9 @@ class EvidenceOptions(BaseModel):
     docs: list[str] | None = Field(None, description="Collect only from these documents (by name)")
     max_steps: int | None = Field(None, ge=1, le=20, description="Agent steps before it is stopped")
     use_llm: bool = Field(True, description="False: the deterministic planner even when an LLM is running")
-    single_k: int | None = Field(None, ge=1, le=100, description="Just one search of the issue, keeping this many passages (a baseline)")
+    single_k: int | None = Field(
+        None, ge=1, le=100, description="Just one search of the issue, keeping this many passages (a baseline)"
+    )
 
     def merged(self, **choices: Any) -> EvidenceOptions:
         """These options with some choices replaced (validated)."""

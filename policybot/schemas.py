@@ -14,6 +14,7 @@ SCHEMA_VERSION = "1"
 # Shown with every answer, in the app and in exports.
 DISCLAIMER = "PolicyBot is an assistive tool, not legal advice. Always check the cited source."
 
+
 def page_range(start: int, end: int) -> str:
     return f"p.{start}" if start == end else f"pp.{start}-{end}"
 
@@ -32,7 +33,9 @@ class IngestOutcome(BaseModel):
     file: str = Field(description="Path as given")
     name: str = Field(description="Document name in the library (the file name)")
     status: IngestStatus
-    error_kind: str | None = Field(None, description="not_found, not_pdf, empty, too_large, corrupt, encrypted, scanned, index")
+    error_kind: str | None = Field(
+        None, description="not_found, not_pdf, empty, too_large, corrupt, encrypted, scanned, index"
+    )
     message: str = ""
     title: str | None = None
     pages: int | None = None
@@ -44,7 +47,10 @@ class IngestOutcome(BaseModel):
     running_line_example: str | None = Field(None, description="One of them, so the user can judge")
     warnings: list[str] = Field(default_factory=list, description="What the user should check (e.g. a damaged PDF)")
     seconds: float = 0.0
-    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per ingestion stage (read, sections, chunk, embed, probes, store, register)")
+    timings: dict[str, float] = Field(
+        default_factory=dict,
+        description="Seconds per ingestion stage (read, sections, chunk, embed, probes, store, register)",
+    )
 
 
 class IngestReport(BaseModel):
@@ -73,8 +79,12 @@ class DocumentInfo(BaseModel):
     ingested_at: str
     ingest_seconds: float
     stored_path: str
-    ocr_pages: dict[int, float] = Field(default_factory=dict, description="Pages read by OCR and their confidence (0-100)")
-    ocr_flagged: list[int] = Field(default_factory=list, description="OCR'd pages under the confidence floor: check them against the page images")
+    ocr_pages: dict[int, float] = Field(
+        default_factory=dict, description="Pages read by OCR and their confidence (0-100)"
+    )
+    ocr_flagged: list[int] = Field(
+        default_factory=list, description="OCR'd pages under the confidence floor: check them against the page images"
+    )
     effective_date: str | None = Field(None, description="ISO date this edition takes effect")
     effective_source: str | None = Field(None, description="document (read from it) or user (set by hand)")
     edition_of: str | None = Field(None, description="The edition family (shared by the editions of one policy)")
@@ -113,7 +123,9 @@ class SearchHit(BaseModel):
     lexical_score: float | None = Field(None, description="BM25 score")
     kind: str = "text"
     text: str
-    ocr_confidence: float | None = Field(None, description="Read by OCR from a scanned page: its lowest page confidence (0-100)")
+    ocr_confidence: float | None = Field(
+        None, description="Read by OCR from a scanned page: its lowest page confidence (0-100)"
+    )
 
     @property
     def citation(self) -> str:
@@ -171,7 +183,9 @@ class Citation(BaseModel):
     page_start: int
     page_end: int
     text: str = Field(description="The exact chunk text shown to the model")
-    score: float = Field(description="Relevance of the chunk: reranker probability, else cosine similarity to the question")
+    score: float = Field(
+        description="Relevance of the chunk: reranker probability, else cosine similarity to the question"
+    )
     cited: bool = Field(False, description="The answer cites this source with [n]")
     quote: str | None = Field(None, description="The span of the chunk that supports the answer")
     quote_start: int | None = Field(None, description="Character offset of the quote in text")
@@ -183,8 +197,12 @@ class Citation(BaseModel):
     referenced_by: list[int] = Field(
         default_factory=list, description="Added because these sources [n] point to it (a clause or a definition)"
     )
-    reference: str | None = Field(None, description="What pointed here: 'clause 5.2' or 'definition of Escape of Water'")
-    ocr_confidence: float | None = Field(None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)")
+    reference: str | None = Field(
+        None, description="What pointed here: 'clause 5.2' or 'definition of Escape of Water'"
+    )
+    ocr_confidence: float | None = Field(
+        None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)"
+    )
 
     @property
     def label(self) -> str:
@@ -210,13 +228,19 @@ class Answer(BaseModel):
     mode: Literal["generated", "extractive", "refused"]
     refused: bool
     refusal_reason: str | None = None
-    citations: list[Citation] = Field(description="Sources given to the model; cited ones first-class, the rest for reading")
+    citations: list[Citation] = Field(
+        description="Sources given to the model; cited ones first-class, the rest for reading"
+    )
     removed_markers: int = Field(0, description="[n] markers that pointed at no source and were removed")
     queries: list[str] = Field(default_factory=list, description="Every query searched")
     expansion: str = Field("", description="used / skipped: <why> / failed: <why>")
     relevance: float | None = Field(None, description="The best relevance score, compared with the refusal threshold")
-    first_pass_score: float | None = Field(None, description="Top cosine of the first pass (decides adaptive expansion)")
-    retrieved: list[str] = Field(default_factory=list, description="Chunk ids in final rank order (top 20), for evaluation")
+    first_pass_score: float | None = Field(
+        None, description="Top cosine of the first pass (decides adaptive expansion)"
+    )
+    retrieved: list[str] = Field(
+        default_factory=list, description="Chunk ids in final rank order (top 20), for evaluation"
+    )
     retrieved_scores: list[float] = Field(
         default_factory=list,
         description="Their scores: reranker/cosine for the kept candidates, fused RRF score for the rest",
@@ -236,7 +260,9 @@ class Answer(BaseModel):
         default_factory=list, description="Documents the question names; the search was limited to them"
     )
 
-    edition_note: str | None = Field(None, description="The best source's clause was worded differently in an older edition: what it said")
+    edition_note: str | None = Field(
+        None, description="The best source's clause was worded differently in an older edition: what it said"
+    )
     earlier_edition: Citation | None = Field(None, description="That older wording, as a source to check")
 
     @property
@@ -257,9 +283,13 @@ class EvidenceRow(BaseModel):
 
     n: int = Field(description="Row number, 1-based, in the order found")
     citation: Citation = Field(description="The passage, with the quote's span in its text (as in a chat answer)")
-    role: EvidenceRole = Field(description="covers / limits (limits or excludes) / defines / condition / procedure / other")
+    role: EvidenceRole = Field(
+        description="covers / limits (limits or excludes) / defines / condition / procedure / other"
+    )
     why: str = Field(description="One line on why it matters: the LLM's, or the rule that found it")
-    found_by: str = Field(description="The action that found it, e.g. 'Search[escape of water]' or 'Lookup[clause 5.2]'")
+    found_by: str = Field(
+        description="The action that found it, e.g. 'Search[escape of water]' or 'Lookup[clause 5.2]'"
+    )
 
     @property
     def label(self) -> str:
@@ -282,7 +312,9 @@ class EvidenceReport(BaseModel):
 
     schema_version: str = SCHEMA_VERSION
     issue: str
-    mode: Literal["react", "planner", "single"] = Field(description="react: the LLM agent; planner: the deterministic planner; single: one search")
+    mode: Literal["react", "planner", "single"] = Field(
+        description="react: the LLM agent; planner: the deterministic planner; single: one search"
+    )
     documents: list[str] = Field(description="The documents searched")
     rows: list[EvidenceRow] = Field(default_factory=list)
     trace: list[TraceStep] = Field(default_factory=list)

@@ -132,7 +132,9 @@ class PolicyBot:
         finally:
             self._after_change()
 
-    def record_feedback(self, answer: Answer, rating: Literal["up", "down"], comment: str = "", session: str = "") -> int:
+    def record_feedback(
+        self, answer: Answer, rating: Literal["up", "down"], comment: str = "", session: str = ""
+    ) -> int:
         """Keep a rating of an answer, with the whole answer, on this machine."""
         return self.components.feedback.add(answer.question, answer, rating, comment, session)
 
@@ -146,7 +148,9 @@ class PolicyBot:
         self.components.llm.override(llm, notice)
 
     # --- answering --------------------------------------------------------------------------
-    def ask_stream(self, question: str, history: History = (), options: AskOptions | None = None, **choices: Any) -> Iterator[Event]:
+    def ask_stream(
+        self, question: str, history: History = (), options: AskOptions | None = None, **choices: Any
+    ) -> Iterator[Event]:
         """Answer a question, streaming typed events: stages, the first passages (at once), the
         standalone question, answer tokens as they come, and finally the ``Answer``.
         Per-question choices come as ``options`` and/or keywords (``AskOptions`` fields)."""
@@ -167,7 +171,9 @@ class PolicyBot:
         raise RuntimeError("the answer pipeline ended without an answer")  # pragma: no cover
 
     # --- evidence mode ----------------------------------------------------------------------
-    def evidence_stream(self, issue: str, options: EvidenceOptions | None = None, **choices: Any) -> Iterator[EvidenceEvent]:
+    def evidence_stream(
+        self, issue: str, options: EvidenceOptions | None = None, **choices: Any
+    ) -> Iterator[EvidenceEvent]:
         """Collect everything the library says on an issue: each step as it happens, then the
         ``EvidenceReport`` (table + trace). The ReAct agent when an LLM runs, else the planner."""
         opts = (options or EvidenceOptions()).merged(**choices)
@@ -189,7 +195,9 @@ class PolicyBot:
         raise RuntimeError("the evidence run ended without a report")  # pragma: no cover
 
     # --- search -----------------------------------------------------------------------------
-    def search(self, query: str, k: int | None = None, docs: Iterable[str] | None = None, as_of: date | None = None) -> SearchResponse:
+    def search(
+        self, query: str, k: int | None = None, docs: Iterable[str] | None = None, as_of: date | None = None
+    ) -> SearchResponse:
         """Hybrid dense + BM25 search, fused."""
         if not query.strip():
             raise PolicyBotError("the query is empty")

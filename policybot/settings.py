@@ -37,8 +37,12 @@ class EvidenceSettings(BaseModel):
     max_steps: int = Field(6, ge=1, le=20, description="Agent steps (Thought + Action) before it is stopped.")
     step_max_tokens: int = Field(96, ge=16, le=512, description="Output tokens per agent step.")
     hits_per_search: int = Field(4, ge=1, le=10, description="Passages shown to the agent per Search.")
-    issue_hits: int = Field(12, ge=1, le=50, description="Planner: passages kept from the issue's own search (half the table).")
-    aspect_hits: int = Field(2, ge=0, le=10, description="Planner: passages kept per cover/exclusion/condition/claims section.")
+    issue_hits: int = Field(
+        12, ge=1, le=50, description="Planner: passages kept from the issue's own search (half the table)."
+    )
+    aspect_hits: int = Field(
+        2, ge=0, le=10, description="Planner: passages kept per cover/exclusion/condition/claims section."
+    )
     max_rows: int = Field(24, ge=1, le=100, description="Most rows in an evidence table.")
 
 
@@ -47,10 +51,13 @@ class OcrSettings(BaseModel):
     Set as ``POLICYBOT_OCR__LANGUAGE=eng+fra`` or ``[ocr]`` in the TOML file."""
 
     enabled: bool = Field(True, description="OCR pages that have an image but no text layer.")
-    language: str = Field("eng", description="Tesseract language codes joined by '+' (`policybot doctor` lists the installed ones).")
+    language: str = Field(
+        "eng", description="Tesseract language codes joined by '+' (`policybot doctor` lists the installed ones)."
+    )
     dpi: int = Field(300, ge=100, le=600, description="Resolution the page is rendered at for OCR.")
     min_chars: int = Field(
-        100, ge=0,
+        100,
+        ge=0,
         description="A page mostly covered by images with fewer characters of text than this is read by OCR "
         "(a scan with a stamped page number or file reference).",
     )
@@ -58,7 +65,10 @@ class OcrSettings(BaseModel):
     # pages with CER <= 0.043 scored >= 88 and pages with CER >= 0.6 scored <= 68.8; 80 sits in that
     # gap. Recalibrate with the same command on scans of your own documents.
     confidence_floor: float = Field(
-        80.0, ge=0, le=100, description="Pages read with a lower mean word confidence (0-100) are flagged as unreliable."
+        80.0,
+        ge=0,
+        le=100,
+        description="Pages read with a lower mean word confidence (0-100) are flagged as unreliable.",
     )
     workers: int | None = Field(None, ge=1, description="Pages read side by side (default: one per CPU core).")
     tesseract_cmd: str = Field("tesseract", description="The Tesseract command (a name on PATH or a full path).")
@@ -68,7 +78,9 @@ class OcrSettings(BaseModel):
 class Settings(BaseSettings):
     """Typed settings for every PolicyBot component."""
 
-    model_config = SettingsConfigDict(env_prefix="POLICYBOT_", env_nested_delimiter="__", extra="ignore", validate_default=True)
+    model_config = SettingsConfigDict(
+        env_prefix="POLICYBOT_", env_nested_delimiter="__", extra="ignore", validate_default=True
+    )
 
     # --- where things live -------------------------------------------------------
     home: Path = Field(Path(".policybot"), description="Index, document registry and stored PDFs.")
@@ -189,8 +201,12 @@ class Settings(BaseSettings):
     kiosk_idle_minutes: float = Field(
         5.0, gt=0, description="After this idle time a kiosk clears the conversation and locks the admin again."
     )
-    kiosk_unlock_minutes: float = Field(15.0, gt=0, description="An unlocked kiosk locks again after this long, even in use.")
-    kiosk_pin_attempts: int = Field(3, ge=1, description="Wrong PINs allowed before each further try must wait (doubling).")
+    kiosk_unlock_minutes: float = Field(
+        15.0, gt=0, description="An unlocked kiosk locks again after this long, even in use."
+    )
+    kiosk_pin_attempts: int = Field(
+        3, ge=1, description="Wrong PINs allowed before each further try must wait (doubling)."
+    )
 
     # --- evidence mode ---------------------------------------------------------------
     evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)

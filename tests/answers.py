@@ -8,9 +8,7 @@ DEFINITION = (
     "Insured Person means you, your spouse or partner, and members of your family who permanently live\n"
     "in your home, including children under twenty-one years of age studying away from home."
 )
-EARTHQUAKE = (
-    "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension."
-)
+EARTHQUAKE = "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension."
 
 
 def _citation(n: int, text: str, quote: str | None = None, cited: bool = True, verified: bool = True, **kw) -> Citation:
@@ -45,8 +43,15 @@ def generated() -> Answer:
         refused=False,
         citations=[
             _citation(1, DEFINITION, quote),
-            _citation(2, EARTHQUAKE, "covered only when the schedule shows", verified=False,
-                      section="2.2 Earthquake damage", page_start=2, page_end=3),
+            _citation(
+                2,
+                EARTHQUAKE,
+                "covered only when the schedule shows",
+                verified=False,
+                section="2.2 Earthquake damage",
+                page_start=2,
+                page_end=3,
+            ),
             _citation(3, "Wear and Tear means the gradual loss of value.", cited=False, verified=False),
         ],
         profile="lite",

@@ -41,7 +41,13 @@ class FakeOllama:
                 if self.path == "/api/chat":
                     self._chat(body)
                 elif self.path == "/api/pull":
-                    self._ndjson([{"status": "pulling manifest"}, {"status": "downloading", "completed": 5, "total": 10}, {"status": "success"}])
+                    self._ndjson(
+                        [
+                            {"status": "pulling manifest"},
+                            {"status": "downloading", "completed": 5, "total": 10},
+                            {"status": "success"},
+                        ]
+                    )
                 else:
                     self._json({"error": "not found"}, 404)
 
@@ -51,7 +57,14 @@ class FakeOllama:
                     return
                 reply = fake.replies.pop(0) if fake.replies else ""
                 words = reply.split(" ")
-                parts = [{"model": body["model"], "message": {"role": "assistant", "content": w + (" " if i < len(words) - 1 else "")}, "done": False} for i, w in enumerate(words)]
+                parts = [
+                    {
+                        "model": body["model"],
+                        "message": {"role": "assistant", "content": w + (" " if i < len(words) - 1 else "")},
+                        "done": False,
+                    }
+                    for i, w in enumerate(words)
+                ]
                 final = {
                     "model": body["model"],
                     "message": {"role": "assistant", "content": ""},

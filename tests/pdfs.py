@@ -114,7 +114,9 @@ def sample_policy(path: Path, outline: bool = False, blank_page: bool = True) ->
         b.paragraph(FILLER * 2)
     b.heading("Section 2 Exclusions", outline=outline)
     b.heading("2.1 Gradual deterioration", level=2, outline=outline, size=10.5)
-    b.paragraph("We will not pay for loss or damage caused by wear and tear, rust, rot, mould or gradual deterioration.")
+    b.paragraph(
+        "We will not pay for loss or damage caused by wear and tear, rust, rot, mould or gradual deterioration."
+    )
     # Fill the page so the next clause starts near the bottom and runs onto the next page.
     while b.y < BOTTOM - 60:
         b.paragraph(FILLER)
@@ -126,7 +128,9 @@ def sample_policy(path: Path, outline: bool = False, blank_page: bool = True) ->
         "Claims under the earthquake extension must be notified within seven days of the earthquake."
     )
     b.heading("Section 3 Deductibles", outline=outline)
-    b.paragraph("The deductible is the first part of each claim that you must pay yourself, as shown in the table below.")
+    b.paragraph(
+        "The deductible is the first part of each claim that you must pay yourself, as shown in the table below."
+    )
     b.table(
         [
             ["Cover", "Standard deductible", "Escape of water"],
@@ -135,7 +139,9 @@ def sample_policy(path: Path, outline: bool = False, blank_page: bool = True) ->
             ["Valuables", "$100", "$100"],
         ]
     )
-    b.paragraph("The escape of water deductible applies once per incident, even if both buildings and contents are damaged.")
+    b.paragraph(
+        "The escape of water deductible applies once per incident, even if both buildings and contents are damaged."
+    )
     if blank_page:
         b.image_only_page()
     b.new_page()
@@ -185,7 +191,9 @@ def truncated_pdf(path: Path) -> Path:
     (MuPDF repairs it) but no page has any text left. A damaged file, not a scan."""
     doc = pymupdf.open()
     for i in range(2):
-        doc.new_page(width=PAGE_W, height=PAGE_H).insert_text((72, 72), f"Clause {i + 1}. The insurer pays claims within 30 days.")
+        doc.new_page(width=PAGE_W, height=PAGE_H).insert_text(
+            (72, 72), f"Clause {i + 1}. The insurer pays claims within 30 days."
+        )
     data = doc.tobytes(deflate=True)
     doc.close()
     path.write_bytes(data[: data.index(b"stream") + 7])

@@ -254,7 +254,9 @@ def test_upload_error_names_the_file_once(monkeypatch, tmp_path):
 
 
 def test_uploaded_document_is_searched_by_default(monkeypatch, tmp_path):
-    first = pdfs.simple_pdf(tmp_path / "bicycles.pdf", ["The excess for bicycles is fifty dollars per claim."], heading="Section 1 Bicycles")
+    first = pdfs.simple_pdf(
+        tmp_path / "bicycles.pdf", ["The excess for bicycles is fifty dollars per claim."], heading="Section 1 Bicycles"
+    )
     use_home(monkeypatch, small_home(tmp_path, first))
     at = start()
     assert at.sidebar.multiselect(key="scope").value == ["bicycles.pdf"]
@@ -384,7 +386,9 @@ def _unescaped(value: str, syntax: str) -> bool:
 def rendered_strings(at: AppTest) -> list[str]:
     """Every string the page would interpret as Markdown or HTML."""
     values = [m.value for m in at.markdown] + [c.value for c in at.caption]
-    values += [e.label for e in at.expander] + [b.label for b in at.button] + [d.label for d in at.get("download_button")]
+    values += (
+        [e.label for e in at.expander] + [b.label for b in at.button] + [d.label for d in at.get("download_button")]
+    )
     values += [a.value for kind in ("info", "warning", "error", "success") for a in at.get(kind)]
     return values
 
@@ -408,7 +412,9 @@ def test_two_sessions_delete_acts_on_the_confirmed_document_only(monkeypatch, tm
 
     b.button(key="do_delete").click().run()  # B's list changed under it
     assert not b.exception
-    assert [shown(w.value) for w in b.main.warning] == ["prompt-injection.pdf was already deleted; nothing else was changed"]
+    assert [shown(w.value) for w in b.main.warning] == [
+        "prompt-injection.pdf was already deleted; nothing else was changed"
+    ]
     assert sorted(d.name for d in PolicyBot(make_settings(home)).library.documents().documents) == names[:2]
     # B's box now shows a remaining document, unconfirmed.
     assert b.selectbox(key="delete_doc").value != target.sha256
@@ -461,7 +467,9 @@ def test_hostile_upload_names_are_made_safe_and_never_crash(monkeypatch, tmp_pat
 
 
 def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypatch, sample_home):
-    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
+    use_home(
+        monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1"
+    )
     at = start()
     at.sidebar.text_input(key="pin").input("4321")
     at.sidebar.button(key="unlock").click().run()
@@ -476,7 +484,9 @@ def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypat
 
 
 def test_kiosk_admin_locks_again_after_its_maximum_time(monkeypatch, sample_home):
-    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_UNLOCK_MINUTES="10")
+    use_home(
+        monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_UNLOCK_MINUTES="10"
+    )
     at = start()
     at.sidebar.text_input(key="pin").input("4321")
     at.sidebar.button(key="unlock").click().run()
@@ -572,13 +582,19 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     deductible = df[df["section"].str.contains("5.2 Escape of water deductible")]
     assert (deductible["role"] == "limits").all() and deductible["quote"].str.contains(r"\$750").any()
     summary = shown(at.main.markdown[0].value)
-    assert summary.startswith(f"{len(df)} passages on “{ISSUE}”, collected by the deterministic planner (no LLM)"), summary
+    assert summary.startswith(f"{len(df)} passages on “{ISSUE}”, collected by the deterministic planner (no LLM)"), (
+        summary
+    )
 
     # One source panel per row, as in the chat: the chunk with the quote marked, and its page.
     panels = evidence_panels(at)
     assert len(panels) == len(df)
     second = shown(panels[1].label)
-    assert second.startswith(f"[2] {SAMPLE} (Section 2 Buildings Cover > 2.5 Escape of water)") and "covers" in second and "✓ verified" in second
+    assert (
+        second.startswith(f"[2] {SAMPLE} (Section 2 Buildings Cover > 2.5 Escape of water)")
+        and "covers" in second
+        and "✓ verified" in second
+    )
     assert [m for m in panels[1].markdown if "<mark>" in m.value]
     # Page images are drawn on request (every rerun redraws every panel), or for the selected row.
     assert not panels[1].image
@@ -590,7 +606,11 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     steps = step_panels(at)
     assert steps and shown(steps[0].label).startswith(f"Step 1: Search[{ISSUE}]")
     first_step = plain_text(steps[0].markdown[0].value)
-    assert first_step.startswith("Thought:") and "Action: Search[escape of water]" in first_step and "Observation:" in first_step
+    assert (
+        first_step.startswith("Thought:")
+        and "Action: Search[escape of water]" in first_step
+        and "Observation:" in first_step
+    )
     downloads = [d.label for d in at.main.download_button]
     assert downloads[:2] == ["Download CSV", "Download Markdown"]
 
@@ -634,7 +654,9 @@ def test_evidence_rows_show_document_markdown_and_html_as_text(monkeypatch, tmp_
 
 
 def test_kiosk_evidence_for_visitors_and_cleared_when_idle(monkeypatch, sample_home):
-    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
+    use_home(
+        monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1"
+    )
     at = collect(open_evidence(start()), ISSUE)
     assert len(at.dataframe[0].value) > 3  # a read-only action: no PIN needed
     assert "Settings" not in sidebar_view(at)["expanders"]
@@ -674,7 +696,9 @@ def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):
 # --- scanned documents (issue 13) -----------------------------------------------------------------
 
 
-@pytest.mark.skipif(__import__("shutil").which("tesseract") is None, reason="tesseract is not installed (`make` installs it as root)")
+@pytest.mark.skipif(
+    __import__("shutil").which("tesseract") is None, reason="tesseract is not installed (`make` installs it as root)"
+)
 def test_a_scanned_document_is_listed_with_its_ocr_pages_and_cited_with_a_note(monkeypatch, tmp_path):
     scan = pdfs.scan_of(pdfs.sample_policy(tmp_path / "acme.pdf"), tmp_path / "acme-scan.pdf")
     home = small_home(tmp_path, scan)
@@ -719,14 +743,18 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     at = ask(at, WATER_DEDUCTIBLE)
     reply = messages(at, "assistant")[-1]
     first = reply.expander[0]
-    assert shown(first.label).startswith(f"[1] {SAMPLE}") and "$750" in plain_text(" ".join(m.value for m in first.markdown))
+    assert shown(first.label).startswith(f"[1] {SAMPLE}") and "$750" in plain_text(
+        " ".join(m.value for m in first.markdown)
+    )
     [note] = reply.info
     assert shown(note.value).startswith(f"The 2023 edition ({old.name}) said:") and "$500" in shown(note.value)
     assert shown(reply.expander[-1].label).startswith(f"Earlier edition: {old.name}")
 
     # The edition date set by hand in the library: the old edition's (read as 2023-01-01) moved.
     at = open_page(at, "library")
-    at.selectbox(key="effective_doc").select(next(o for o in at.selectbox(key="effective_doc").options if "2023" in o)).run()
+    at.selectbox(key="effective_doc").select(
+        next(o for o in at.selectbox(key="effective_doc").options if "2023" in o)
+    ).run()
     picker = next(d for d in at.main.date_input if d.label == "Takes effect on")
     assert picker.value == date(2023, 1, 1)
     picker.set_value(date(2023, 2, 1)).run()
@@ -736,4 +764,6 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     at.sidebar.date_input(key="as_of").set_value(date(2024, 6, 1)).run()
     at = ask(at, WATER_DEDUCTIBLE)
     first = messages(at, "assistant")[-1].expander[0]
-    assert shown(first.label).startswith(f"[1] {old.name}") and "$500" in plain_text(" ".join(m.value for m in first.markdown))
+    assert shown(first.label).startswith(f"[1] {old.name}") and "$500" in plain_text(
+        " ".join(m.value for m in first.markdown)
+    )

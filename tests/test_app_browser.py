@@ -109,7 +109,9 @@ def fit_viewport_to_content(page) -> None:
 
 def test_question_answer_and_citation_in_browser(tmp_path):
     executable = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
+    )
 
     home = tmp_path / "home"
     report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
@@ -158,7 +160,9 @@ def test_question_answer_and_citation_in_browser(tmp_path):
                 page.screenshot(path=str(shot), full_page=True)
             finally:
                 browser.close()
-        assert shot.is_file() and shot.stat().st_size > 20_000, f"screenshot too small: {shot.stat().st_size if shot.exists() else 'missing'}"
+        assert shot.is_file() and shot.stat().st_size > 20_000, (
+            f"screenshot too small: {shot.stat().st_size if shot.exists() else 'missing'}"
+        )
         if SCREENSHOT_DIR:
             Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
             shutil.copy2(shot, Path(SCREENSHOT_DIR) / shot.name)
@@ -207,7 +211,18 @@ def start_app(home: Path, tmp_path: Path, extra_args: list[str] = ()) -> tuple[s
         PYTHONUNBUFFERED="1",
     )
     log = tmp_path / "streamlit.log"
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port), *extra_args]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        *extra_args,
+    ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
@@ -221,7 +236,9 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
     from tests import pdfs
 
     executable = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
+    )
     tracker = Tracker()
     home = tmp_path / "home"
     report = PolicyBot(make_settings(home)).ingest([pdfs.hostile_markdown_pdf(tmp_path / "ponds.pdf", tracker.url)])
@@ -250,12 +267,18 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
                 pdf = pdfs.simple_pdf(tmp_path / "u.pdf", ["Bicycles are covered away from home."]).read_bytes()
                 files = [
                     {"name": hostile_name, "mimeType": "application/pdf", "buffer": pdf},
-                    {"name": "n" * 240 + ".pdf", "mimeType": "application/pdf", "buffer": pdfs.simple_pdf(tmp_path / "v.pdf", ["Sheds."]).read_bytes()},
+                    {
+                        "name": "n" * 240 + ".pdf",
+                        "mimeType": "application/pdf",
+                        "buffer": pdfs.simple_pdf(tmp_path / "v.pdf", ["Sheds."]).read_bytes(),
+                    },
                 ]
                 page.get_by_role("link", name="Library", exact=True).click()  # the top navigation
                 page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
                 page.get_by_role("button", name="Add to library").click()
-                page.get_by_text("pixel-from-name.png y javascript alert 5.pdf", exact=False).first.wait_for(timeout=ANSWER_TIMEOUT_MS)
+                page.get_by_text("pixel-from-name.png y javascript alert 5.pdf", exact=False).first.wait_for(
+                    timeout=ANSWER_TIMEOUT_MS
+                )
                 page.wait_for_timeout(1500)
                 library_body = page.locator("body").inner_text()
 
@@ -267,10 +290,13 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
                 assert page.evaluate("() => window.pwned") is None
                 planted = page.evaluate(
                     r"""(tracker) => [
-                        ...Array.from(document.querySelectorAll('img')).map(e => e.src).filter(s => s.includes(tracker) || s.endsWith('/x')),
+                        ...Array.from(document.querySelectorAll('img')).map(e => e.src)
+                            .filter(s => s.includes(tracker) || s.endsWith('/x')),
                         ...Array.from(document.querySelectorAll('a')).map(e => e.getAttribute('href') || '')
-                            .filter(h => /^(https?:|javascript:|mailto:|www\.)/i.test(h) && !h.startsWith(location.origin)),
-                        ...Array.from(document.querySelectorAll('script')).map(e => e.textContent).filter(t => t.includes('pwned')),
+                            .filter(h => /^(https?:|javascript:|mailto:|www\.)/i.test(h)
+                                && !h.startsWith(location.origin)),
+                        ...Array.from(document.querySelectorAll('script')).map(e => e.textContent)
+                            .filter(t => t.includes('pwned')),
                     ]""",
                     tracker.url,
                 )
@@ -295,7 +321,9 @@ def test_evidence_table_in_browser(tmp_path):
     """The Evidence page: the issue is collected step by step into a table; selecting a row
     opens its passage on the page image; the browser makes no request but to the app."""
     executable = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
+    )
     home = tmp_path / "home"
     report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
     assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
@@ -322,11 +350,16 @@ def test_evidence_table_in_browser(tmp_path):
                 # The grid draws on a canvas; its accessible copy holds the cells' text.
                 page.wait_for_function("g => g.textContent.includes('2.5 Escape of water')", arg=grid.element_handle())
                 cells = grid.text_content()
-                assert "Section 2 Buildings Cover > 2.5 Escape of water" in cells and "5.2 Escape of water deductible" in cells, cells[:1000]
+                assert (
+                    "Section 2 Buildings Cover > 2.5 Escape of water" in cells
+                    and "5.2 Escape of water deductible" in cells
+                ), cells[:1000]
                 body = page.locator("body").inner_text()
                 assert "collected by the deterministic planner (no LLM)" in body, f"{body[:2000]}\n{log_tail(log)}"
                 assert page.get_by_role("button", name="Download CSV").is_visible()
-                steps = page.locator("details").filter(has=page.locator("summary", has_text="Step 1: Search[escape of water]"))
+                steps = page.locator("details").filter(
+                    has=page.locator("summary", has_text="Step 1: Search[escape of water]")
+                )
                 steps.first.wait_for(state="visible")  # the trace, below the table and the panels
                 assert steps.count() == 1
 

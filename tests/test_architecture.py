@@ -34,7 +34,18 @@ ALLOWED = {
     "evidence": {"core", "models", "store", "answer"},
     "components": {"core", "models", "store", "ingestion", "answer", "evidence"},
     "library": {"core", "models", "store", "display", "components"},
-    "service": {"core", "models", "store", "ingestion", "answer", "evidence", "display", "components", "library", "warmup"},
+    "service": {
+        "core",
+        "models",
+        "store",
+        "ingestion",
+        "answer",
+        "evidence",
+        "display",
+        "components",
+        "library",
+        "warmup",
+    },
     "doctor": {"core", "models", "store", "ingestion", "service"},
     "evaluation": {"core", "models", "store", "answer", "service", "components"},
     "warmup": set(),
@@ -91,7 +102,9 @@ def test_a_room_imports_only_the_rooms_below_it(room):
     assert files, f"no files for room {room}"
     for path in files:
         rooms = {room_of_module(m) for m in imported_modules(path)} - {room}
-        assert rooms <= ALLOWED[room] | VOCABULARY, f"{path.relative_to(ROOT)} imports {sorted(rooms - ALLOWED[room] - VOCABULARY)}"
+        assert rooms <= ALLOWED[room] | VOCABULARY, (
+            f"{path.relative_to(ROOT)} imports {sorted(rooms - ALLOWED[room] - VOCABULARY)}"
+        )
 
 
 def test_every_file_of_the_library_is_in_a_known_room():

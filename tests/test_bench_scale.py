@@ -13,8 +13,8 @@ import pymupdf
 EVAL = Path(__file__).resolve().parents[1] / "eval"
 sys.path.insert(0, str(EVAL))
 
-import bench_scale
-import scale_corpus
+import bench_scale  # noqa: E402
+import scale_corpus  # noqa: E402
 
 
 def shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
@@ -92,7 +92,9 @@ def test_vector_cache_spares_the_model(tmp_path: Path) -> None:
     assert fresh.calls == []
     other = FakeEmbedder()
     other.model.hf_id = "other/model"
-    bench_scale.install_vector_cache(other, bench_scale.VectorCache(tmp_path / "vectors.sqlite"), model_id="other/model")
+    bench_scale.install_vector_cache(
+        other, bench_scale.VectorCache(tmp_path / "vectors.sqlite"), model_id="other/model"
+    )
     other.embed(texts)
     assert len(other.calls) == 1
     bench_scale.uninstall_vector_cache(fresh)
@@ -102,7 +104,10 @@ def test_vector_cache_spares_the_model(tmp_path: Path) -> None:
 
 def test_build_summary_splits_cached_and_uncached() -> None:
     rec = {"status": "ingested", "pages": 10, "parse": 1.0, "chunk": 0.1, "embed": 5.0, "index": 0.5, "other": 0.1}
-    records = [dict(rec, name="a", chunks=100, seconds=6.7, hits=0, misses=100), dict(rec, name="b", chunks=100, seconds=1.7, embed=0.01, hits=100, misses=0)]
+    records = [
+        dict(rec, name="a", chunks=100, seconds=6.7, hits=0, misses=100),
+        dict(rec, name="b", chunks=100, seconds=1.7, embed=0.01, hits=100, misses=0),
+    ]
     summary = bench_scale.summarise_build(records)
     assert summary["uncached"]["documents"] == 1 and summary["cached"]["documents"] == 1
     assert summary["uncached"]["chunks_per_s"] < summary["cached"]["chunks_per_s"]

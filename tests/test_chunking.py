@@ -67,7 +67,9 @@ def test_table_kept_whole(settings, embedder, policy_pdf):
 
 
 def test_oversize_table_split_between_rows_with_header(embedder):
-    rows = ["| Item | Limit |", "|---|---|"] + [f"| item number {i} with a long description | ${i}00 |" for i in range(40)]
+    rows = ["| Item | Limit |", "|---|---|"] + [
+        f"| item number {i} with a long description | ${i}00 |" for i in range(40)
+    ]
     count = TokenCounter(embedder.count_tokens)
     pieces = split_table("\n".join(rows), 80, count)
     assert len(pieces) > 1

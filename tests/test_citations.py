@@ -289,7 +289,7 @@ def test_extract_quotes_from_markdown_list():
     answer = (
         "**Deadlines**\n"
         '1. **Proof of loss:** "Within 60 days after the loss" [1]\n'
-        '2. **Flood:** “two or more acres of normally dry land” [2]\n'
+        "2. **Flood:** “two or more acres of normally dry land” [2]\n"
         "- e.g. flood from 'overflow of inland or tidal waters' [2]"
     )
     assert extract_quotes(answer) == [
@@ -474,5 +474,12 @@ def test_verify_keeps_citation_metadata(sources):
     _, out, _ = verify("Covered [2].", sources)
     for o, s in zip(out, sources):
         assert (o.n, o.chunk_id, o.doc, o.section, o.page_start, o.page_end, o.text, o.score) == (
-            s.n, s.chunk_id, s.doc, s.section, s.page_start, s.page_end, s.text, s.score,
+            s.n,
+            s.chunk_id,
+            s.doc,
+            s.section,
+            s.page_start,
+            s.page_end,
+            s.text,
+            s.score,
         )

@@ -53,7 +53,9 @@ def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
     assert len(docs) == 3
     lexical = bot.components.index.lexical_ready().chunk_ids()
     assert len(lexical) == sum(d.chunks for d in docs) == len(set(lexical))
-    assert {h.doc for h in bot.search("wear and tear", k=30).hits} >= {d.name for d in docs if d.name.startswith("acme-")}
+    assert {h.doc for h in bot.search("wear and tear", k=30).hits} >= {
+        d.name for d in docs if d.name.startswith("acme-")
+    }
 
 
 def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
@@ -77,7 +79,11 @@ def test_a_serving_process_prepares_the_changed_library_in_the_background(tmp_pa
 
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
     bot.warm_up_in_background().wait(120)
-    for change in (lambda: bot.ingest([SAMPLE_POLICY]), lambda: bot.ingest([pdfs.sample_policy(tmp_path / "acme.pdf")]), lambda: bot.delete("acme.pdf")):
+    for change in (
+        lambda: bot.ingest([SAMPLE_POLICY]),
+        lambda: bot.ingest([pdfs.sample_policy(tmp_path / "acme.pdf")]),
+        lambda: bot.delete("acme.pdf"),
+    ):
         change()
         assert bot.preparing is not None
         bot.preparing.join(120)

@@ -17,4 +17,6 @@ def test_conversation_keeps_the_latest_turns_from_answers_or_turns():
     answer = generated()
     convo = Conversation(max_turns=2, history=[Turn(question="a", standalone="a", answer="x"), answer, answer])
     assert [t.question for t in convo.turns] == [answer.question, answer.question]
-    assert as_turns([answer])[0] == Turn(question=answer.question, standalone=answer.standalone_question, answer=answer.answer)
+    assert as_turns([answer])[0] == Turn(
+        question=answer.question, standalone=answer.standalone_question, answer=answer.answer
+    )

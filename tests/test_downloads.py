@@ -146,8 +146,6 @@ def test_localize_remote_code_skips_present_files_but_still_rewrites(tmp_path):
     assert json.loads((folder / "config.json").read_text())["auto_map"]["AutoModel"] == "modeling.NewModel"
 
 
-
-
 def test_localize_remote_code_rewrites_config_when_code_is_already_there(tmp_path):
     folder = snapshot(tmp_path / "m", {"auto_map": dict(REMOTE_AUTO_MAP)})
     (folder / "modeling.py").write_text("# already here\n")

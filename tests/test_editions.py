@@ -18,7 +18,15 @@ from tests.conftest import SAMPLE_POLICY, make_settings, require_flood
     "opening, expected",
     [
         (["Policy wording reference HM-HS-05 (edition 5, effective 1 January 2025)"], date(2025, 1, 1)),
-        (["National Flood Insurance Program", "Dwelling Form", "Standard Flood Insurance Policy", "F-122 / October 2021"], date(2021, 10, 1)),
+        (
+            [
+                "National Flood Insurance Program",
+                "Dwelling Form",
+                "Standard Flood Insurance Policy",
+                "F-122 / October 2021",
+            ],
+            date(2021, 10, 1),
+        ),
         (["Effective Date: 2024-04-01"], date(2024, 4, 1)),
         (["This notice was last updated on July 10, 2014."], date(2014, 7, 10)),
         (["Edition: Sept. 2019"], date(2019, 9, 1)),
@@ -81,7 +89,9 @@ def build_previous_edition(folder: Path) -> Path:
     sys.modules[spec.name] = builder  # its dataclasses look their module up
     spec.loader.exec_module(builder)
     source = folder / "homeshield-2023.md"
-    source.write_text(builder.previous_edition((root / "data" / "source" / "homeshield-household-policy.md").read_text()))
+    source.write_text(
+        builder.previous_edition((root / "data" / "source" / "homeshield-household-policy.md").read_text())
+    )
     old = folder / "homeshield-2023.pdf"
     builder.build(source, old)
     return old
@@ -114,9 +124,13 @@ def test_a_new_edition_is_detected_confirmed_and_answers_by_date(tmp_path, two_e
     assert {c.doc for c in today.shown_citations} == {new.name} and "$750" in _quoted(today)
     # The clause read differently in the 2023 edition: the answer says so, with that passage.
     assert today.edition_note and today.edition_note.startswith(f"The 2023 edition ({old.name}) said: “")
-    assert "$500" in today.edition_note and today.edition_note.endswith(f"this answer uses the 2025 edition ({new.name}).")
+    assert "$500" in today.edition_note and today.edition_note.endswith(
+        f"this answer uses the 2025 edition ({new.name})."
+    )
     earlier = today.earlier_edition
-    assert earlier is not None and earlier.doc == old.name and earlier.section.endswith("5.2 Escape of water deductible")
+    assert (
+        earlier is not None and earlier.doc == old.name and earlier.section.endswith("5.2 Escape of water deductible")
+    )
     before = bot.ask(WATER_DEDUCTIBLE, use_llm=False, as_of=date(2024, 6, 1))
     assert {c.doc for c in before.shown_citations} == {old.name} and "$500" in _quoted(before)
     assert before.edition_note is None  # nothing older than the 2023 edition
@@ -145,7 +159,10 @@ def test_cli_confirms_an_edition_and_asks_as_of_a_date(tmp_path, two_editions):
     added = plain(run(home, "ingest", str(new)).output)
     assert f"editions --confirm {new.name}" in added
     listing = plain(run(home, "editions", "--confirm", new.name).output)
-    assert f"{old.name} effective 2023-01-01 superseded by {new.name}" in listing and f"{new.name} effective 2025-01-01 in force" in listing
+    assert (
+        f"{old.name} effective 2023-01-01 superseded by {new.name}" in listing
+        and f"{new.name} effective 2025-01-01 in force" in listing
+    )
     now = json.loads(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm", "--json").stdout)
     assert {c["doc"] for c in now["citations"]} == {new.name}
     then = json.loads(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm", "--json", "--as-of", "2024-06-01").stdout)

@@ -37,7 +37,9 @@ def test_flood_documents_have_pages_and_sections(flood_bot):
 
 def test_proof_of_loss_clause_is_cited_with_the_right_page_and_section(flood_bot):
     bot, _ = flood_bot
-    hits = bot.search("Under the Dwelling Form, how long do I have to send a proof of loss?", k=5, docs=["nfip-sfip-dwelling.pdf"]).hits
+    hits = bot.search(
+        "Under the Dwelling Form, how long do I have to send a proof of loss?", k=5, docs=["nfip-sfip-dwelling.pdf"]
+    ).hits
     hit = next(h for h in hits if "Within 60 days after the loss" in " ".join(h.text.split()))
     # Gold label of nfip-001: page 21, "VII. General Conditions > G. Requirements in Case of Loss".
     assert hit.page_start == 21
@@ -53,7 +55,10 @@ def test_recall_floor_on_the_flood_set(flood_bot):
     qrels = {q.id: relevant_chunks(q, chunks) for q in answerable}
     runs = {q.id: [h.chunk_id for h in bot.search(q.question, k=10).hits] for q in answerable}
     metrics = ranking_metrics(qrels, runs)
-    print(f"\nnfip-flood, lite profile, search: R@5 {metrics['R@5']:.3f} R@10 {metrics['R@10']:.3f} MRR@10 {metrics['mrr@10']:.3f}")
+    print(
+        f"\nnfip-flood, lite profile, search: R@5 {metrics['R@5']:.3f} R@10 {metrics['R@10']:.3f} MRR@10 "
+        f"{metrics['mrr@10']:.3f}"
+    )
     assert metrics["questions"] == 32
     for k, floor in FLOORS.items():
         assert metrics[f"R@{k}"] >= floor, f"R@{k} {metrics[f'R@{k}']:.3f} fell below {floor}"
@@ -81,7 +86,9 @@ def test_the_dwelling_form_question_is_answered_from_the_dwelling_form(flood_bot
     (p.23), whose amended-proof-of-loss sentence also says "within 60 days": see
     eval/decisions/2026-11-23-fusion.md."""
     bot, _ = flood_bot
-    answer = bot.ask("Under the Dwelling Form, how long do I have to send a proof of loss after a flood loss?", use_llm=False)
+    answer = bot.ask(
+        "Under the Dwelling Form, how long do I have to send a proof of loss after a flood loss?", use_llm=False
+    )
     assert answer.named_documents == ["nfip-sfip-dwelling.pdf"]
     assert {c.doc for c in answer.citations} == {"nfip-sfip-dwelling.pdf"}
     second = answer.citations[1]

@@ -115,15 +115,31 @@ def test_sibling_documents_fold_into_one_row(tmp_path):
 
 def test_role_rules():
     assert role_of("Section 1 Definitions > 1.6 Escape of Water", "Water escaping suddenly") == "defines"
-    assert role_of("Section 2 Buildings Cover > 2.5 Escape of water", "We will cover loss or damage caused by Escape of Water") == "covers"
-    assert role_of("Section 2 Buildings Cover > 2.5 Escape of water", "We will not pay for loss while the Home is Unoccupied") == "limits"
-    assert role_of("Section 6 Conditions > 6.3 Unoccupancy", "You must tell us if the Home is going to be Unoccupied.") == "condition"
+    assert (
+        role_of(
+            "Section 2 Buildings Cover > 2.5 Escape of water", "We will cover loss or damage caused by Escape of Water"
+        )
+        == "covers"
+    )
+    assert (
+        role_of(
+            "Section 2 Buildings Cover > 2.5 Escape of water", "We will not pay for loss while the Home is Unoccupied"
+        )
+        == "limits"
+    )
+    assert (
+        role_of("Section 6 Conditions > 6.3 Unoccupancy", "You must tell us if the Home is going to be Unoccupied.")
+        == "condition"
+    )
     assert role_of("Section 8 Claims > 8.1 How to claim", "Phone us as soon as you can.") == "procedure"
     assert role_of("About this policy", "Thank you for choosing us.") == "other"
 
 
 def test_best_quote_is_the_clause_about_the_topic():
-    text = "3.2 Insured events\nWe will cover your Contents against:\n(a) fire;\n(b) theft;\n(c) Escape of Water from a fixed installation;\n(d) storm."
+    text = (
+        "3.2 Insured events\nWe will cover your Contents against:\n(a) fire;\n(b) theft;\n(c) Escape of Water from "
+        "a fixed installation;\n(d) storm."
+    )
     s, e = best_quote(text, "escape of water")
     assert text[s:e] == "(c) Escape of Water from a fixed installation;"
     assert content_words("Flood damage in basements") == {"flood", "damage", "basement"}
@@ -140,7 +156,10 @@ def test_table_keeps_one_row_per_chunk(sample):
     table2 = EvidenceTable("escape of water")
     row2, _ = table2.add(hit, "x", why="the deductible", quote="A higher Deductible of $750")
     assert row2.citation.quote == "A higher Deductible of $750" and row2.why == "the deductible"
-    assert row2.citation.verified and hit.chunk.text[row2.citation.quote_start : row2.citation.quote_end] == row2.citation.quote
+    assert (
+        row2.citation.verified
+        and hit.chunk.text[row2.citation.quote_start : row2.citation.quote_end] == row2.citation.quote
+    )
     # Words the LLM put in a clause's mouth are shown as given and marked unverified.
     table3 = EvidenceTable("escape of water")
     row3, _ = table3.add(hit, "x", quote="words that are not in the clause at all")

@@ -27,10 +27,30 @@ from tests import pdfs
 from tests.conftest import NO_OLLAMA, make_settings
 
 DOC = "acme-home.pdf"
-WEAR = GoldClause(DOC, 2, "Wear and Tear means the gradual loss of value or condition of property through ordinary use and age.", "defines")
-ROT = GoldClause(DOC, 2, "We will not pay for loss or damage caused by wear and tear, rust, rot, mould or gradual deterioration.", "limits")
-QUAKE = GoldClause(DOC, 2, "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension", "covers")
-COOLING = GoldClause(DOC, 5, "You may cancel within fourteen days of receiving this policy and we will refund the premium in full.", "procedure")
+WEAR = GoldClause(
+    DOC,
+    2,
+    "Wear and Tear means the gradual loss of value or condition of property through ordinary use and age.",
+    "defines",
+)
+ROT = GoldClause(
+    DOC,
+    2,
+    "We will not pay for loss or damage caused by wear and tear, rust, rot, mould or gradual deterioration.",
+    "limits",
+)
+QUAKE = GoldClause(
+    DOC,
+    2,
+    "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension",
+    "covers",
+)
+COOLING = GoldClause(
+    DOC,
+    5,
+    "You may cancel within fourteen days of receiving this policy and we will refund the premium in full.",
+    "procedure",
+)
 
 ISSUES = [
     {"id": "t-01", "issue": "wear and tear", "scope": [DOC], "gold": [WEAR.__dict__, ROT.__dict__], "notes": ""},
@@ -76,8 +96,14 @@ def test_loader_reads_issues_scope_and_gold(tmp_path):
     [
         ('{"id": "t-03", "issue": "storm", ', "issues.jsonl:3: not valid JSON"),
         ('{"id": "t-03", "issue": "storm", "scope": ["acme-home.pdf"]}', "issues.jsonl:3: missing field 'gold'"),
-        (json.dumps({"id": "t-03", "issue": "storm", "scope": ["other.pdf"], "gold": []}), "issues.jsonl:3: scope names documents not in docs/: other.pdf"),
-        (json.dumps({"id": "t-03", "issue": "storm", "scope": [DOC], "gold": [{**WEAR.__dict__, "role": "cover"}]}), "issues.jsonl:3: gold[0].role 'cover'"),
+        (
+            json.dumps({"id": "t-03", "issue": "storm", "scope": ["other.pdf"], "gold": []}),
+            "issues.jsonl:3: scope names documents not in docs/: other.pdf",
+        ),
+        (
+            json.dumps({"id": "t-03", "issue": "storm", "scope": [DOC], "gold": [{**WEAR.__dict__, "role": "cover"}]}),
+            "issues.jsonl:3: gold[0].role 'cover'",
+        ),
         (json.dumps(ISSUES[0]), "issues.jsonl:3: duplicate id t-01"),
     ],
 )
@@ -92,16 +118,31 @@ def test_loader_names_the_bad_line_in_one_line(tmp_path, bad, message):
 # --- scoring --------------------------------------------------------------------------------------
 
 
-def _row(n: int, doc: str, text: str, role: str, verified: bool = True, same_text_in: list[str] | None = None) -> EvidenceRow:
+def _row(
+    n: int, doc: str, text: str, role: str, verified: bool = True, same_text_in: list[str] | None = None
+) -> EvidenceRow:
     citation = Citation(
-        n=n, chunk_id=f"c{n}", doc=doc, section="s", page_start=2, page_end=2, text=text, score=1.0,
-        quote=text[:20], quote_start=0, quote_end=20, verified=verified, same_text_in=same_text_in or [],
+        n=n,
+        chunk_id=f"c{n}",
+        doc=doc,
+        section="s",
+        page_start=2,
+        page_end=2,
+        text=text,
+        score=1.0,
+        quote=text[:20],
+        quote_start=0,
+        quote_end=20,
+        verified=verified,
+        same_text_in=same_text_in or [],
     )
     return EvidenceRow(n=n, citation=citation, role=role, why="", found_by="Search[x]")  # type: ignore[arg-type]
 
 
 def test_recall_precision_verification_and_roles_on_a_hand_made_report():
-    sibling = GoldClause("form-b.pdf", 3, "The deductible applies separately to the building and to its contents in each loss.", "limits")
+    sibling = GoldClause(
+        "form-b.pdf", 3, "The deductible applies separately to the building and to its contents in each loss.", "limits"
+    )
     issue = EvidenceIssue("h-01", "wear and tear", (DOC, "form-b.pdf"), (WEAR, ROT, QUAKE, sibling))
     report = EvidenceReport(
         issue="wear and tear",
@@ -109,14 +150,24 @@ def test_recall_precision_verification_and_roles_on_a_hand_made_report():
         documents=[DOC, "form-b.pdf"],
         rows=[
             # holds the whole definition, and most of the exclusion: both count (half is enough)
-            _row(1, DOC, "1.2 Wear and Tear. " + WEAR.text + " We will not pay for loss or damage caused by wear and tear, rust", "defines"),
-            _row(2, DOC, "Any amount payable is subject to the limits shown in the schedule.", "limits", verified=False),
+            _row(
+                1,
+                DOC,
+                "1.2 Wear and Tear. " + WEAR.text + " We will not pay for loss or damage caused by wear and tear, rust",
+                "defines",
+            ),
+            _row(
+                2, DOC, "Any amount payable is subject to the limits shown in the schedule.", "limits", verified=False
+            ),
             # the sibling's text is credited through same_text_in, judged on this row's own text
             _row(3, "form-a.pdf", "C. " + sibling.text, "other", same_text_in=["form-b.pdf, p.3"]),
             # the right words in the wrong document do not count
             _row(4, "form-c.pdf", QUAKE.text, "covers"),
         ],
-        trace=[TraceStep(step=1, action="Search", argument="wear and tear"), TraceStep(step=2, action="Lookup", argument="1.2")],
+        trace=[
+            TraceStep(step=1, action="Search", argument="wear and tear"),
+            TraceStep(step=2, action="Lookup", argument="1.2"),
+        ],
         llm=LLMCost(calls=2, prompt_tokens=300, output_tokens=40),
     )
     scores = score_issue(issue, report, seconds=1.5)
@@ -126,7 +177,13 @@ def test_recall_precision_verification_and_roles_on_a_hand_made_report():
     assert scores["verification"] == 0.75
     assert scores["role_agreement"] == 0.5  # row 1 agrees (defines), row 3 does not (other vs limits)
     assert [m["gold"] for m in scores["missed"]] == [2] and scores["missed"][0]["role"] == "covers"
-    assert (scores["rows"], scores["steps"], scores["llm_calls"], scores["tokens"], scores["seconds"]) == (4, 2, 2, 340, 1.5)
+    assert (scores["rows"], scores["steps"], scores["llm_calls"], scores["tokens"], scores["seconds"]) == (
+        4,
+        2,
+        2,
+        340,
+        1.5,
+    )
     assert label_doc("nfip-sfip-rcbap.pdf, pp.3-4") == "nfip-sfip-rcbap.pdf"
 
     empty = score_issue(issue, EvidenceReport(issue="x", mode="react", documents=[DOC]))
@@ -142,7 +199,9 @@ def test_recall_precision_verification_and_roles_on_a_hand_made_report():
 
 def test_planner_and_single_run_end_to_end_and_react_is_not_faked(evidence_set, work):
     base = make_settings(work / "home", ollama_host=NO_OLLAMA)
-    results, report = run_evidence(evidence_set, ["evidence-react", "evidence-single", "evidence-planner"], work / "out", work / "cache", base=base)
+    results, report = run_evidence(
+        evidence_set, ["evidence-react", "evidence-single", "evidence-planner"], work / "out", work / "cache", base=base
+    )
     by = {r["config"]: r for r in results}
     assert list(by) == ["evidence-single", "evidence-planner", "evidence-react"]
 
@@ -159,9 +218,18 @@ def test_planner_and_single_run_end_to_end_and_react_is_not_faked(evidence_set, 
 
     assert "no LLM is available" in by["evidence-react"]["skipped"] and "Ollama" in by["evidence-react"]["skipped"]
     text = report.read_text()
-    assert "| evidence-planner | 2 |" in text and "## Per issue" in text and "Not run here" in text and "evidence-react" in text
+    assert (
+        "| evidence-planner | 2 |" in text
+        and "## Per issue" in text
+        and "Not run here" in text
+        and "evidence-react" in text
+    )
     saved = json.loads((work / "out" / evidence_set.name / "evidence-planner" / "results.json").read_text())
-    assert saved["format"] == "policybot evidence eval v1" and len(saved["issues"]) == 2 and "text" in saved["issues"][0]["rows_detail"][0]
+    assert (
+        saved["format"] == "policybot evidence eval v1"
+        and len(saved["issues"]) == 2
+        and "text" in saved["issues"][0]["rows_detail"][0]
+    )
 
 
 def test_react_runs_with_an_llm_and_counts_its_calls(evidence_set, work):
@@ -173,7 +241,9 @@ def test_react_runs_with_an_llm_and_counts_its_calls(evidence_set, work):
     )
     llm = fixed_llm(GenericFakeChatModel(messages=replies), name="scripted")
     base = make_settings(work / "home", ollama_host=NO_OLLAMA)
-    results, _ = run_evidence(evidence_set, ["evidence-react"], work / "out-react", work / "cache", limit=1, base=base, llm=llm)
+    results, _ = run_evidence(
+        evidence_set, ["evidence-react"], work / "out-react", work / "cache", limit=1, base=base, llm=llm
+    )
     react = results[0]
     issue = react["issues"][0]
     assert issue["mode"] == "react" and react["llm_model"] == "scripted"
@@ -185,7 +255,18 @@ def test_cli_runs_an_evidence_set(evidence_set, work, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", NO_OLLAMA)
     result = CliRunner().invoke(
         app,
-        ["--profile", "lite", "eval", str(evidence_set), "--config", "evidence-planner", "--out", str(work / "cli"), "--cache", str(work / "cache")],
+        [
+            "--profile",
+            "lite",
+            "eval",
+            str(evidence_set),
+            "--config",
+            "evidence-planner",
+            "--out",
+            str(work / "cli"),
+            "--cache",
+            str(work / "cache"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "evidence-planner: recall" in result.output and "report:" in result.output

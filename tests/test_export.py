@@ -25,7 +25,7 @@ def test_markdown_transcript_lists_sources_with_quotes():
 
 def test_markdown_refusal_lists_closest_passages():
     md = conversation_markdown([("Is my wife covered?", generated()), ("And my dog?", refused())])
-    refusal = md[md.index("And my dog?"):]
+    refusal = md[md.index("And my dog?") :]
     assert "_Searched as:_ Is my dog an insured person?" in refusal
     assert "did not answer" in refusal and "below the threshold" in refusal
     assert "**Closest passages**" in refusal

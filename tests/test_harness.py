@@ -10,12 +10,39 @@ from tests import pdfs
 from tests.conftest import NO_OLLAMA, make_settings
 
 QUESTIONS = [
-    {"id": "a1", "question": "What does Insured Person mean?", "answerable": True,
-     "gold": [{"doc": "acme-home.pdf", "page": 1, "text": "Insured Person means you, your spouse or partner, and members of your family"}]},
-    {"id": "a2", "question": "How long is the cooling-off period to cancel the policy?", "answerable": True,
-     "gold": [{"doc": "acme-home.pdf", "page": 5, "text": "You may cancel within fourteen days of receiving this policy"}]},
-    {"id": "a3", "question": "Is earthquake damage covered?", "answerable": True,
-     "gold": [{"doc": "acme-home.pdf", "page": 2, "text": "Earthquake damage to the buildings is covered only when the schedule shows the earthquake extension"}]},
+    {
+        "id": "a1",
+        "question": "What does Insured Person mean?",
+        "answerable": True,
+        "gold": [
+            {
+                "doc": "acme-home.pdf",
+                "page": 1,
+                "text": "Insured Person means you, your spouse or partner, and members of your family",
+            }
+        ],
+    },
+    {
+        "id": "a2",
+        "question": "How long is the cooling-off period to cancel the policy?",
+        "answerable": True,
+        "gold": [
+            {"doc": "acme-home.pdf", "page": 5, "text": "You may cancel within fourteen days of receiving this policy"}
+        ],
+    },
+    {
+        "id": "a3",
+        "question": "Is earthquake damage covered?",
+        "answerable": True,
+        "gold": [
+            {
+                "doc": "acme-home.pdf",
+                "page": 2,
+                "text": "Earthquake damage to the buildings is covered only when the schedule shows the earthquake "
+                "extension",
+            }
+        ],
+    },
     {"id": "u1", "question": "Who won the Olympics in 2024?", "answerable": False, "gold": []},
 ]
 
@@ -109,7 +136,20 @@ def test_cli_eval(dataset_dir, tmp_path, monkeypatch):
     out = tmp_path / "out"
     result = CliRunner().invoke(
         app,
-        ["--home", str(tmp_path / "home"), "--profile", "lite", "eval", str(dataset_dir), "--config", "bm25", "--out", str(out), "--cache", str(tmp_path / "cache")],
+        [
+            "--home",
+            str(tmp_path / "home"),
+            "--profile",
+            "lite",
+            "eval",
+            str(dataset_dir),
+            "--config",
+            "bm25",
+            "--out",
+            str(out),
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "bm25: R@1" in result.output and (out / dataset_dir.name / "report.md").exists()
@@ -132,14 +172,45 @@ def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
     (copy / "docs" / "acme-home.pdf").write_bytes((dataset_dir / "docs" / "acme-home.pdf").read_bytes())
     lines = []
     for q in questions[:1]:
-        lines.append(json.dumps({"id": q.id, "question": q.question, "answerable": True, "gold": [g.__dict__ for g in q.gold], "answer": reference, "category": None, "label_source": "test"}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "answerable": True,
+                    "gold": [g.__dict__ for g in q.gold],
+                    "answer": reference,
+                    "category": None,
+                    "label_source": "test",
+                }
+            )
+        )
     (copy / "questions.jsonl").write_text("\n".join(lines) + "\n")
     base = make_settings(tmp_path / "home", ollama_host=NO_OLLAMA, adaptive_expansion=False)
-    grounded = 'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in your home" [1].'
-    with_sources = run_config(copy, "expansion", tmp_path / "out", tmp_path / "cache", base=base,
-                              llm=fixed_llm(FakeListChatModel(responses=["A home insurance policy.", '{"hyde": "", "rewrites": ["insured person"]}', grounded])))
-    without = run_config(copy, "no-context", tmp_path / "out", tmp_path / "cache", base=base,
-                         llm=fixed_llm(FakeListChatModel(responses=["It usually means whoever pays the premium."])))
+    grounded = (
+        'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in '
+        'your home" [1].'
+    )
+    with_sources = run_config(
+        copy,
+        "expansion",
+        tmp_path / "out",
+        tmp_path / "cache",
+        base=base,
+        llm=fixed_llm(
+            FakeListChatModel(
+                responses=["A home insurance policy.", '{"hyde": "", "rewrites": ["insured person"]}', grounded]
+            )
+        ),
+    )
+    without = run_config(
+        copy,
+        "no-context",
+        tmp_path / "out",
+        tmp_path / "cache",
+        base=base,
+        llm=fixed_llm(FakeListChatModel(responses=["It usually means whoever pays the premium."])),
+    )
     a, b = with_sources["metrics"]["answers"], without["metrics"]["answers"]
     assert a["scored"] == b["scored"] == 1
     assert a["rouge_l"] > b["rouge_l"] and a["similarity"] > b["similarity"]

@@ -31,7 +31,16 @@ def chroma_server(tmp_path):
         pytest.skip("the chroma server command (from chromadb) is not installed")
     port = _free_port()
     proc = subprocess.Popen(
-        [str(exe if exe.exists() else shutil.which("chroma")), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        [
+            str(exe if exe.exists() else shutil.which("chroma")),
+            "run",
+            "--path",
+            str(tmp_path / "server"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

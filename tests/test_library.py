@@ -33,7 +33,10 @@ def test_ingest_records_metadata_and_stores_the_file(bot, policy_pdf):
     assert doc.chunks == bot.components.index.store.count() == outcome.chunks
     assert (bot.settings.home / "files" / f"{doc.sha256}.pdf").read_bytes() == policy_pdf.read_bytes()
     # Chunk metadata made it into both stores with the right pages.
-    rows = bot.components.registry.chunks(bot.components.index.collection, [cid for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection)])
+    rows = bot.components.registry.chunks(
+        bot.components.index.collection,
+        [cid for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection)],
+    )
     assert {r.page_start for r in rows.values()} == {1, 2, 3, 5}
     got = bot.components.index.store.collection.get(ids=list(rows)[:3], include=["metadatas"])
     for cid, meta in zip(got["ids"], got["metadatas"]):
@@ -78,7 +81,9 @@ def test_delete_removes_everything(bot, policy_pdf, tmp_path):
     assert [d.name for d in bot.components.index.documents()] == ["other.pdf"]
     [kept] = bot.components.index.documents()
     assert bot.components.index.store.doc_ids() == {kept.doc_id}
-    assert all(cid.startswith(kept.doc_id) for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection))
+    assert all(
+        cid.startswith(kept.doc_id) for cid, _ in bot.components.registry.chunk_texts(bot.components.index.collection)
+    )
     assert [p.name for p in (bot.settings.home / "files").iterdir()] == [f"{kept.sha256}.pdf"]
     assert all(h.doc == "other.pdf" for h in bot.search("insured person definition").hits)
     from policybot.service import PolicyBotError
@@ -154,7 +159,9 @@ def test_each_embedding_model_has_its_own_collection(tmp_path, policy_pdf):
     bot = PolicyBot(make_settings(tmp_path / "home"))
     bot.ingest([policy_pdf])
     # A second model (same weights, different registered name) must get a separate collection.
-    twin = register_embedding(EmbeddingModel("minilm-twin", "sentence-transformers/all-MiniLM-L6-v2", 256, packaged=True))
+    twin = register_embedding(
+        EmbeddingModel("minilm-twin", "sentence-transformers/all-MiniLM-L6-v2", 256, packaged=True)
+    )
     register_profile(Profile("twin-test", twin, None, PROFILES["lite"].llm))
     try:
         from policybot.models.profiles import ResolvedProfile
@@ -240,12 +247,20 @@ def test_uploads_get_safe_names_and_are_staged_inside_the_data_folder(bot, polic
     assert outcome.status == "ingested" and outcome.name == "pixel-from-name.png y javascript alert 5.pdf"
     long = bot.ingest_upload("x" * 300 + ".pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40)  # used to crash (ENAMETOOLONG)
     assert long.status == "failed" and long.error_kind == "corrupt" and long.name == "x" * 116 + ".pdf"
-    assert bot.ingest_upload("../../evil.pdf", pdfs.simple_pdf(bot.settings.home.parent / "e.pdf", ["Evil cover."]).read_bytes()).name == "evil.pdf"
+    assert (
+        bot.ingest_upload(
+            "../../evil.pdf", pdfs.simple_pdf(bot.settings.home.parent / "e.pdf", ["Evil cover."]).read_bytes()
+        ).name
+        == "evil.pdf"
+    )
     home = bot.settings.home.resolve()
     assert staged and all(home in p.resolve().parents for p in staged)
     assert not any(p.exists() for p in staged)  # removed, failed or not
     assert list((bot.settings.home / "uploads").iterdir()) == []
-    assert sorted(d.name for d in bot.library.documents().documents) == ["evil.pdf", "pixel-from-name.png y javascript alert 5.pdf"]
+    assert sorted(d.name for d in bot.library.documents().documents) == [
+        "evil.pdf",
+        "pixel-from-name.png y javascript alert 5.pdf",
+    ]
 
 
 def test_ingest_outcome_reports_damage_and_stripped_lines(bot, tmp_path, policy_pdf):
@@ -263,10 +278,16 @@ def _crash_after_vectors(bot, pdf):
 
     sha = sha256_of(pdf)
     doc_id = f"{sha[:16]}-crashed"
-    bot.components.registry.begin_pending(bot.components.index.collection, doc_id, str(bot.components.index.files_dir / f"{sha}.pdf"))
+    bot.components.registry.begin_pending(
+        bot.components.index.collection, doc_id, str(bot.components.index.files_dir / f"{sha}.pdf")
+    )
     stored, _ = bot.components.index.store_file(pdf, sha)
-    bot.components.index.store.add([f"{doc_id}:00000"], bot.components.embedder.embed(["half an ingestion"]), ["half an ingestion"],
-                        [{"doc_id": doc_id, "name": pdf.name, "section": "", "page_start": 1, "page_end": 1, "kind": "text"}])
+    bot.components.index.store.add(
+        [f"{doc_id}:00000"],
+        bot.components.embedder.embed(["half an ingestion"]),
+        ["half an ingestion"],
+        [{"doc_id": doc_id, "name": pdf.name, "section": "", "page_start": 1, "page_end": 1, "kind": "text"}],
+    )
     return doc_id, stored
 
 
@@ -282,7 +303,9 @@ def test_restart_cleans_up_an_interrupted_ingestion(tmp_path, policy_pdf):
 
     fresh = PolicyBot(settings)  # the next start
     assert fresh.components.index.store.doc_ids() == {d.doc_id for d in fresh.components.index.documents()}
-    assert sorted(p.name for p in fresh.components.index.files_dir.iterdir()) == [f"{fresh.components.index.documents()[0].sha256}.pdf"]
+    assert sorted(p.name for p in fresh.components.index.files_dir.iterdir()) == [
+        f"{fresh.components.index.documents()[0].sha256}.pdf"
+    ]
     assert fresh.components.registry.pending() == []
     # The crashed file ingests cleanly afterwards.
     assert [o.status for o in fresh.ingest([policy_pdf]).outcomes] == ["ingested"]
@@ -329,7 +352,8 @@ def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_p
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLICYBOT_")}
     env.update(HF_HUB_OFFLINE="1", OLLAMA_HOST=NO_OLLAMA, POLICYBOT_MODELS_DIR=str(home / "models"))
     done = subprocess.run(
-        [sys.executable, "-m", "policybot", "--home", str(home), "--profile", "lite", "search", "--json", question, "--k", "5"],
+        [sys.executable, "-m", "policybot", "--home", str(home), "--profile", "lite",
+         "search", "--json", question, "--k", "5"],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

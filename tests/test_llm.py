@@ -52,7 +52,8 @@ def _unusable_reason() -> str | None:
     probe = (
         "from llama_cpp import Llama; "
         f"m = Llama(model_path={str(packaged_gguf())!r}, n_ctx=1024, verbose=False); "
-        "m.create_chat_completion(messages=[{'role': 'user', 'content': 'What is the capital of France? ' * 8}], max_tokens=24)"
+        "m.create_chat_completion(messages=[{'role': 'user', 'content': 'What is the capital of France? ' * 8}], "
+        "max_tokens=24)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=300)
     if done.returncode != 0:
@@ -66,7 +67,9 @@ def tiny_llm_bot(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("tiny")
-    bot = PolicyBot(make_settings(root / "home", llm_provider="llamacpp", answer_max_tokens=96, expansion_max_tokens=96))
+    bot = PolicyBot(
+        make_settings(root / "home", llm_provider="llamacpp", answer_max_tokens=96, expansion_max_tokens=96)
+    )
     assert not bot.ingest([pdfs.sample_policy(root / "acme-home.pdf")]).failed
     return bot
 
@@ -96,7 +99,13 @@ def test_real_small_model_answer_goes_through_the_checks(tiny_llm_bot):
 def test_follow_up_with_a_real_model_keeps_a_standalone_question(tiny_llm_bot):
     from policybot.answer.conversation import Turn
 
-    history = [Turn(question="What does Insured Person mean?", standalone="What does Insured Person mean?", answer="It means you and your family [1].")]
+    history = [
+        Turn(
+            question="What does Insured Person mean?",
+            standalone="What does Insured Person mean?",
+            answer="It means you and your family [1].",
+        )
+    ]
     answer = tiny_llm_bot.ask("and children studying away?", history=history)
     assert answer.standalone_question.strip()
     assert answer.citations  # something was retrieved for it

@@ -84,10 +84,14 @@ def test_highlight_html_escapes_and_keeps_offsets_with_markup_characters():
 
 
 def test_highlight_html_leaves_no_markdown_to_interpret():
-    text = "See ![pixel](http://127.0.0.1:8999/t.png) and [claim](https://example.org)\n\n# Big $5 *x* `y` www.example.org"
+    text = (
+        "See ![pixel](http://127.0.0.1:8999/t.png) and [claim](https://example.org)\n\n# Big $5 *x* `y` www.example.org"
+    )
     out = highlight_html(text, 4, 10)
     for syntax in ("![", "](", "http://", "www.", "$", "*", "`", "#", "\n"):
-        assert syntax not in out.replace("&#", "").replace("<mark>", "").replace("</mark>", "").replace("<div", "").replace('style="white-space: pre-wrap">', "").replace("</div>", ""), syntax
+        assert syntax not in out.replace("&#", "").replace("<mark>", "").replace("</mark>", "").replace(
+            "<div", ""
+        ).replace('style="white-space: pre-wrap">', "").replace("</div>", ""), syntax
     assert plain_text(out) == text
 
 

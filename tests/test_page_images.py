@@ -149,11 +149,7 @@ def test_highlight_changes_only_the_quote_area(policy, page1):
     # Yellow: red and green high, blue low, somewhere in the middle of the quote.
     marked = _pixmap(marked_png)
     centre = pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
-    hits = [
-        marked.pixel(int(centre.x) + dx, int(centre.y) + dy)
-        for dx in range(-30, 31, 3)
-        for dy in range(-3, 4)
-    ]
+    hits = [marked.pixel(int(centre.x) + dx, int(centre.y) + dy) for dx in range(-30, 31, 3) for dy in range(-3, 4)]
     assert any(r > 200 and g > 150 and b < 160 for r, g, b in hits)
 
 

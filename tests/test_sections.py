@@ -93,7 +93,12 @@ def test_outline_single_root_is_the_title_not_a_section():
         L("A. Flood", page=2),
         L("Flood means...", page=2, bold=False),
     ]
-    toc = [[1, "Standard Flood Insurance Policy", 1], [2, "I. Agreement", 1], [2, "II. Definitions", 2], [3, "A. Flood", 2]]
+    toc = [
+        [1, "Standard Flood Insurance Policy", 1],
+        [2, "I. Agreement", 1],
+        [2, "II. Definitions", 2],
+        [3, "A. Flood", 2],
+    ]
     result = from_outline(lines, toc)
     assert result.outline_title == "Standard Flood Insurance Policy"
     assert result.paths[3] == "I. Agreement"  # continues across the page break

@@ -14,17 +14,27 @@ PROOF = (
 
 
 def doc(doc_id: str) -> DocumentRow:
-    return DocumentRow("c", doc_id, f"{doc_id}.pdf", "sha", doc_id.title(), 1, 1, 1, "none", 0, [], "m", "ch", "p", "p", "t", 0.0)
+    return DocumentRow(
+        "c", doc_id, f"{doc_id}.pdf", "sha", doc_id.title(), 1, 1, 1, "none", 0, [], "m", "ch", "p", "p", "t", 0.0
+    )
 
 
 def candidate(doc_id: str, text: str, page: int = 21, score: float = 0.5) -> Passage:
-    return Passage(ChunkRow(f"{doc_id}:00001", doc_id, 1, text, text, "VII. General Conditions > G. Requirements", page, page, "text"), doc(doc_id), score)
+    return Passage(
+        ChunkRow(
+            f"{doc_id}:00001", doc_id, 1, text, text, "VII. General Conditions > G. Requirements", page, page, "text"
+        ),
+        doc(doc_id),
+        score,
+    )
 
 
 def test_same_text_allows_line_breaks_and_a_changed_word_but_not_another_clause():
     assert same_text(PROOF, PROOF.replace(" the loss,", " the\nloss,").replace("statement", "statement,"))
     assert same_text(PROOF, PROOF.replace("60 days", "sixty days"))
-    assert not same_text(PROOF, "Within 60 days after the loss, you must file a claim. Any other text follows here entirely different.")
+    assert not same_text(
+        PROOF, "Within 60 days after the loss, you must file a claim. Any other text follows here entirely different."
+    )
 
 
 def test_siblings_become_one_source_labelled_with_the_others():

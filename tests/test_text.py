@@ -38,15 +38,29 @@ def test_collapse_whitespace_keeps_case_and_positions():
 
 def test_split_spans_at_sentences_and_clauses():
     text = "First one. Second: part; third.\n(a) an item"
-    assert [text[s:e] for s, e in split_spans(text, SENTENCE_BREAK)] == ["First one.", "Second: part; third.", "(a) an item"]
-    assert [text[s:e] for s, e in split_spans(text, CLAUSE_BREAK)] == ["First one.", "Second:", "part;", "third.", "(a) an item"]
+    assert [text[s:e] for s, e in split_spans(text, SENTENCE_BREAK)] == [
+        "First one.",
+        "Second: part; third.",
+        "(a) an item",
+    ]
+    assert [text[s:e] for s, e in split_spans(text, CLAUSE_BREAK)] == [
+        "First one.",
+        "Second:",
+        "part;",
+        "third.",
+        "(a) an item",
+    ]
 
 
 def test_prose_sentences_know_abbreviations_markers_and_quotes():
     text = 'Cover applies, e.g. for floods [1]. It says "pay within 60 days. Then close." [2]\n1. A list item'
     quote = (text.index('"'), text.rindex('"') + 1)
     spans = [text[s:e] for s, e in prose_sentences(text, [quote])]
-    assert spans == ["Cover applies, e.g. for floods [1].", ' It says "pay within 60 days. Then close." [2]', "1. A list item"]
+    assert spans == [
+        "Cover applies, e.g. for floods [1].",
+        ' It says "pay within 60 days. Then close." [2]',
+        "1. A list item",
+    ]
 
 
 def test_longest_common_run_is_the_earliest_longest():
@@ -60,6 +74,9 @@ def test_local_alignment_tolerates_small_differences():
     page = "header text the insurer shall pay the claim within 60 days of proof footer".split()
     found = local_alignment(quote, page)
     # "shall" for "will" and "60" for "sixty" cost less than the words matched around them.
-    assert found is not None and page[found.b_start : found.b_end] == "the insurer shall pay the claim within 60 days".split()
+    assert (
+        found is not None
+        and page[found.b_start : found.b_end] == "the insurer shall pay the claim within 60 days".split()
+    )
     assert found.matched == 7
     assert local_alignment(["nothing"], page) is None

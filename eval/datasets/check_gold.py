@@ -1,11 +1,11 @@
 """Check the gold labels of a "policybot eval dataset v1" folder against its PDFs.
 
-    python eval/datasets/check_gold.py DATASET_DIR              check every question and gold passage; exit 1 on any failure
-    python eval/datasets/check_gold.py DATASET_DIR --manifest   also (re)write manifest.json from the checked data
+    python eval/datasets/check_gold.py DATASET_DIR             check every gold passage (exit 1 on a failure)
+    python eval/datasets/check_gold.py DATASET_DIR --manifest  also (re)write manifest.json from the checked data
 
-One script for every citizen-* set (docs/*.pdf + questions.jsonl in DATASET_DIR). For each gold passage it opens the PDF with PyMuPDF and looks
-for the passage in the text of ``page.get_text()`` (default mode): passage and pages
-lowercased, quotes and dashes unified, whitespace collapsed, the pages joined with one space
+One script for every citizen-* set (docs/*.pdf + questions.jsonl in DATASET_DIR). For each gold passage it
+opens the PDF with PyMuPDF and looks for the passage in the text of ``page.get_text()`` (default mode):
+passage and pages lowercased, quotes and dashes unified, whitespace collapsed, the pages joined with one space
 so that a passage crossing a page break is found and gets the page where it starts.
 Methods, in order: ``exact`` (substring), ``alnum`` (letters and digits only), ``gapped``
 (the same word sequence with one gap of up to 40 words, i.e. a running header/footer inside
@@ -286,7 +286,9 @@ def check(root: Path, write_manifest: bool = False) -> int:
             computed = dt.section_at(on_page[0][2])
             if not same_section(g["section"], computed):
                 if dt.heading_in_text(g["section"], on_page[0][2]):
-                    notes.append(f"{tag}: section {g['section']!r}: heading found in the text, not in the outline ({computed!r})")
+                    notes.append(
+                        f"{tag}: section {g['section']!r}: heading found in the text, not in the outline ({computed!r})"
+                    )
                 else:
                     warnings.append(f"{tag}: section {g['section']!r}; outline says {computed!r}")
             others = sorted(name for name, t in texts.items() if name != g["doc"] and alnum(g["text"]) in t.alnum_text)
@@ -295,9 +297,15 @@ def check(root: Path, write_manifest: bool = False) -> int:
 
     answerable = [q for q in questions if q.get("answerable")]
     cats = Counter(q.get("category") for q in questions)
-    print(f"{root.name}: {len(questions)} questions, {len(answerable)} answerable, {len(questions) - len(answerable)} unanswerable")
+    print(
+        f"{root.name}: {len(questions)} questions, {len(answerable)} answerable, {len(questions) - len(answerable)} "
+        "unanswerable"
+    )
     print("categories: " + ", ".join(f"{k} {v}" for k, v in sorted(cats.items())))
-    print(f"gold passages: {sum(methods.values())} verified ({', '.join(f'{k} {v}' for k, v in sorted(methods.items()))}), {spans} cross a page break")
+    print(
+        f"gold passages: {sum(methods.values())} verified "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(methods.items()))}), {spans} cross a page break"
+    )
     for n in notes:
         print("note:", n)
     for w in warnings:
@@ -349,7 +357,9 @@ def check(root: Path, write_manifest: bool = False) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--manifest", action="store_true", help="also write manifest.json (only when there are no failures)")
+    ap.add_argument(
+        "--manifest", action="store_true", help="also write manifest.json (only when there are no failures)"
+    )
     ap.add_argument("root", help="dataset folder (docs/*.pdf + questions.jsonl)")
     args = ap.parse_args()
     return check(Path(args.root), args.manifest)

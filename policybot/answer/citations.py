@@ -233,8 +233,8 @@ def _quotes(answer: str) -> tuple[list[_Quote], list[tuple[int, int]]]:
     for i, (qs, qe, inner) in enumerate(spans):
         ss, se = next(((s, e) for s, e in sentences if s <= qs < e), (qs, qe))
         next_quote = next((s for s, _, _ in spans[i + 1 :] if s < se), se)
-        following = _markers_in(inner) + _markers_in(answer[qe:max(next_quote, qe)])
-        sentence = _markers_in(answer[ss:max(se, qe)])
+        following = _markers_in(inner) + _markers_in(answer[qe : max(next_quote, qe)])
+        sentence = _markers_in(answer[ss : max(se, qe)])
         quotes.append(_Quote(_clean_quote(inner), qs, qe, tuple(_dedupe(following) or sentence), tuple(sentence)))
     return quotes, sentences
 

@@ -30,7 +30,10 @@ class Guard:
         if not has_sources:
             return Verdict("out_of_scope", signals.cosine, floor, "no passage found")
         if band == "out_of_scope":
-            reason = f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents ({floor:.2f})"
+            reason = (
+                f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents "
+                f"({floor:.2f})"
+            )
             return Verdict(band, signals.cosine, floor, reason)
         if band == "confident" and scored.source is ScoreSource.RERANKER and scored.relevance < scored.threshold:
             band = "uncertain"

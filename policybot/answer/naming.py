@@ -48,7 +48,7 @@ def _ngrams(words: Sequence[str]) -> set[tuple[str, ...]]:
 
 
 def _acronyms(title: str) -> set[str]:
-    """"RCBAP" for "... - Residential Condominium Building Association Policy": the initials of
+    """ "RCBAP" for "... - Residential Condominium Building Association Policy": the initials of
     the capitalised words of each part of the title (parts split at dashes, commas, colons)."""
     out = set()
     for part in re.split(r"\s[-–—]\s|[,:;()]", title):
@@ -58,7 +58,9 @@ def _acronyms(title: str) -> set[str]:
     return out
 
 
-def name_phrases(docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str], bool]) -> dict[str, set[tuple[str, ...]]]:
+def name_phrases(
+    docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str], bool]
+) -> dict[str, set[tuple[str, ...]]]:
     """For each document id, the phrases (word tuples) that name it and no other document.
 
     ``used_elsewhere(word, doc_id)`` tells whether the library's text uses a word in a
@@ -69,7 +71,9 @@ def name_phrases(docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str
     for doc in docs:
         stem = re.sub(r"\.pdf$", "", doc.name, flags=re.IGNORECASE)
         acronyms[doc.doc_id] = _acronyms(doc.title)
-        candidates[doc.doc_id] = _ngrams(words_of(doc.title)) | _ngrams(words_of(stem)) | {(a,) for a in acronyms[doc.doc_id]}
+        candidates[doc.doc_id] = (
+            _ngrams(words_of(doc.title)) | _ngrams(words_of(stem)) | {(a,) for a in acronyms[doc.doc_id]}
+        )
     out: dict[str, set[tuple[str, ...]]] = {}
     for doc_id, grams in candidates.items():
         others = set().union(*(g for d, g in candidates.items() if d != doc_id))
@@ -85,7 +89,9 @@ def name_phrases(docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str
     return out
 
 
-def named_documents(question: str, docs: Sequence[DocumentRow], phrases: dict[str, set[tuple[str, ...]]]) -> list[NamedDocument]:
+def named_documents(
+    question: str, docs: Sequence[DocumentRow], phrases: dict[str, set[tuple[str, ...]]]
+) -> list[NamedDocument]:
     """The documents the question names, longest naming phrase first; none when the
     library has a single document (there is nothing to choose)."""
     if len(docs) < 2:

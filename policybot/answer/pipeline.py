@@ -85,7 +85,9 @@ class Ranking:
 class AnswerPipeline:
     """Runs the stages for one question's settings; holds no state between questions."""
 
-    def __init__(self, parts: AnswerParts, settings: Settings, llm: ChatLLM | None, llm_notice: str | None = None) -> None:
+    def __init__(
+        self, parts: AnswerParts, settings: Settings, llm: ChatLLM | None, llm_notice: str | None = None
+    ) -> None:
         self.parts = parts
         self.settings = settings
         self.llm = llm
@@ -119,7 +121,9 @@ class AnswerPipeline:
             verdict = self._decide(plan.standalone, scored, ranking, first, scope, bool(sources))
             if verdict.band != "out_of_scope":
                 sources += self._supporting(plan.standalone, sources, by_id)
-        draft = self._draft(question, plan, first, ranking, scored, verdict, [n.doc.name for n in named], usage, timings)
+        draft = self._draft(
+            question, plan, first, ranking, scored, verdict, [n.doc.name for n in named], usage, timings
+        )
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
         elif self.llm is None:
@@ -153,7 +157,9 @@ class AnswerPipeline:
         ranking = ranked_for_fusion(lists)
         if clause:
             ranking[ListKey("clause")] = clause
-        fused = retriever.fusion.run(ranking, fusion_weights(list(ranking), self.settings.original_query_weight, planned))
+        fused = retriever.fusion.run(
+            ranking, fusion_weights(list(ranking), self.settings.original_query_weight, planned)
+        )
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
         return Ranking(fused, kept, {cid for cid, _ in clause})
 
@@ -162,16 +168,37 @@ class AnswerPipeline:
         if parts.reranker is not None and self.settings.rerank and candidates:
             yield StageEvent("reranking")
             with timings.measure("rerank"):
-                return CrossEncoderScorer(parts.reranker, parts.thresholds.reranker, self.settings).run(question, candidates)
+                return CrossEncoderScorer(parts.reranker, parts.thresholds.reranker, self.settings).run(
+                    question, candidates
+                )
         with timings.measure("relevance"):
-            scorer = CosineScorer(parts.embed_query, parts.vectors, parts.thresholds.cosine, self.settings.rerank_max_chunks)
+            scorer = CosineScorer(
+                parts.embed_query, parts.vectors, parts.thresholds.cosine, self.settings.rerank_max_chunks
+            )
             return scorer.run(question, candidates)
 
-    def _decide(self, question: str, scored: Scored, ranking: Ranking, first: FirstPass, scope: Sequence[DocumentRow], has_sources: bool) -> Verdict:
+    def _decide(
+        self,
+        question: str,
+        scored: Scored,
+        ranking: Ranking,
+        first: FirstPass,
+        scope: Sequence[DocumentRow],
+        has_sources: bool,
+    ) -> Verdict:
         """The band: the best passage's cosine against what off-topic questions reach in this scope."""
-        cosine = scored.relevance if scored.source is ScoreSource.COSINE else self._best_cosine(question, ranking.candidates)
-        clause_led = bool(ranking.clause_ids) and bool(scored.candidates) and scored.candidates[0].chunk.chunk_id in ranking.clause_ids
-        lexical = max((score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]), default=0.0)
+        cosine = (
+            scored.relevance if scored.source is ScoreSource.COSINE else self._best_cosine(question, ranking.candidates)
+        )
+        clause_led = (
+            bool(ranking.clause_ids)
+            and bool(scored.candidates)
+            and scored.candidates[0].chunk.chunk_id in ranking.clause_ids
+        )
+        lexical = max(
+            (score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]),
+            default=0.0,
+        )
         signals = Signals(cosine=cosine, lexical=lexical, agreement=first.confidence > 0, clause_led=clause_led)
         return Guard().run(signals, self.parts.calibration(scope), scored, has_sources)
 

@@ -66,8 +66,12 @@ def parse_expansion(text: str, max_rewrites: int) -> Expansion:
                 raw["rewrites"] = [str(r) for r in rewrites if isinstance(r, (str, int, float))]
                 for key in ("hyde", "standalone"):
                     if raw.get(key) is not None and not isinstance(raw[key], str):
-                        raw[key] = json.dumps(raw[key]) if not isinstance(raw[key], list) else " ".join(map(str, raw[key]))
-                exp = Expansion.model_validate({k: raw.get(k) for k in ("standalone", "hyde", "rewrites") if raw.get(k) is not None})
+                        raw[key] = (
+                            json.dumps(raw[key]) if not isinstance(raw[key], list) else " ".join(map(str, raw[key]))
+                        )
+                exp = Expansion.model_validate(
+                    {k: raw.get(k) for k in ("standalone", "hyde", "rewrites") if raw.get(k) is not None}
+                )
                 return _clean(exp, max_rewrites)
         except (json.JSONDecodeError, ValidationError) as exc:
             log.info("expansion reply is not valid JSON (%s); trying a list", exc)
@@ -102,7 +106,8 @@ def merge_queries(original: str, extra: Sequence[str]) -> list[str]:
 
 
 _FOLLOW_UP = re.compile(
-    r"^\s*(and|but|also|so|then|what about|how about|what if|same)\b|\b(it|its|that|this|those|these|they|them|there|same)\b",
+    r"^\s*(and|but|also|so|then|what about|how about|what "
+    r"if|same)\b|\b(it|its|that|this|those|these|they|them|there|same)\b",
     re.IGNORECASE,
 )
 
@@ -142,11 +147,14 @@ class QueryWriter:
 
     def expand(self, question: str, summary: str, usage: LLMUsage, history: str | None = None) -> QueryPlan:
         """HyDE passage + rewrites (and the standalone question for a follow-up) in one call."""
-        prompt = load_prompt("expansion").format(summary=summary or "policy documents", question=question, n=self.rewrites)
+        prompt = load_prompt("expansion").format(
+            summary=summary or "policy documents", question=question, n=self.rewrites
+        )
         if history:
             prompt = (
                 f"Conversation so far:\n{history}\n\n{prompt}\n"
-                'Also add "standalone": the question rewritten to stand alone, with the details it needs from the conversation.'
+                'Also add "standalone": the question rewritten to stand alone, with the details it needs from the '
+                "conversation."
             )
         try:
             reply = self.llm.complete(usage, "expansion", prompt, max_tokens=self.max_tokens, json_mode=True)
@@ -189,7 +197,9 @@ class QueryPlanner:
     def run(self, request: PlanRequest, usage: LLMUsage, timings: Timings) -> Generator[Event, None, QueryPlan]:
         s = self.settings
         searched = request.searched[0]
-        plan = QueryPlan(searched, list(request.searched), expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM")
+        plan = QueryPlan(
+            searched, list(request.searched), expansion="skipped: fast mode" if s.fast_mode else "skipped: no LLM"
+        )
         if self.llm is None or s.fast_mode:
             return plan
         confident = s.adaptive_expansion and request.confidence >= self.confident_at

@@ -64,7 +64,11 @@ def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
         for m in _DEFINITION_ITEM.finditer(chunk.text):
             glossary.terms.setdefault(m.group(1).strip(), chunk.chunk_id)
     # Pronoun-like "you" definitions and one-letter terms say nothing.
-    glossary.terms = {t: c for t, c in glossary.terms.items() if len(alnum(t)) >= 3 and t.lower() not in {"you", "your", "we", "us", "our"}}
+    glossary.terms = {
+        t: c
+        for t, c in glossary.terms.items()
+        if len(alnum(t)) >= 3 and t.lower() not in {"you", "your", "we", "us", "our"}
+    }
     return glossary
 
 
@@ -96,7 +100,9 @@ class ReferenceFollower:
     """Adds the clauses and definitions the kept sources point to, best first: explicit
     cross-references, then defined terms the question also uses, then other defined terms."""
 
-    def __init__(self, clause: ClauseLookup, glossary: GlossaryLookup, rows: RowLookup, max_supporting: int = 2) -> None:
+    def __init__(
+        self, clause: ClauseLookup, glossary: GlossaryLookup, rows: RowLookup, max_supporting: int = 2
+    ) -> None:
         self.clause = clause
         self.glossary = glossary
         self.rows = rows

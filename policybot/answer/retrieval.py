@@ -112,7 +112,10 @@ class ScoreFusion:
 
     def run(self, dense: Ranked, lexical: Ranked) -> Ranked:
         parts = []
-        for kind, ranked, weight in (("dense", dense, self.dense_weight), ("lexical", lexical, 1.0 - self.dense_weight)):
+        for kind, ranked, weight in (
+            ("dense", dense, self.dense_weight),
+            ("lexical", lexical, 1.0 - self.dense_weight),
+        ):
             z = self.calibration.standardise(kind, [score for _, score in ranked])
             parts.append(({cid: x for (cid, _), x in zip(ranked, z)}, min(z, default=0.0), weight))
         ids = dict.fromkeys([cid for cid, _ in dense] + [cid for cid, _ in lexical])
@@ -157,7 +160,9 @@ class HybridRetriever:
         self.dense_weight = dense_weight
         self.candidates = candidates
 
-    def lists(self, query: str, doc_ids: Sequence[str], query_index: int = 0, candidates: int | None = None) -> RankedLists:
+    def lists(
+        self, query: str, doc_ids: Sequence[str], query_index: int = 0, candidates: int | None = None
+    ) -> RankedLists:
         """One query's dense and BM25 lists (``candidates`` each), and their fusion (``hybrid``, what ranks)."""
         dense = self.dense.run(query, candidates or self.candidates, doc_ids)
         lexical = self.lexical.run(query, candidates or self.candidates, doc_ids)
@@ -165,7 +170,11 @@ class HybridRetriever:
             hybrid = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
         else:
             hybrid = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
-        return {ListKey("dense", query_index): dense, ListKey("lexical", query_index): lexical, ListKey("hybrid", query_index): hybrid}
+        return {
+            ListKey("dense", query_index): dense,
+            ListKey("lexical", query_index): lexical,
+            ListKey("hybrid", query_index): hybrid,
+        }
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> list[Fused]:
         """The fused ranking of one query (search, and the eval's first-pass configurations)."""
@@ -185,7 +194,9 @@ def ranked_for_fusion(lists: RankedLists) -> RankedLists:
     return {key: ranked for key, ranked in lists.items() if key.kind in ("hybrid", "clause")}
 
 
-def search_hits(fused: Sequence[Fused], rows: Mapping[str, ChunkRow], scope: Mapping[str, DocumentRow]) -> list[SearchHit]:
+def search_hits(
+    fused: Sequence[Fused], rows: Mapping[str, ChunkRow], scope: Mapping[str, DocumentRow]
+) -> list[SearchHit]:
     """A search's fused ranking as hits, numbered from 1, with each retriever's own rank and
     score (chunks deleted between the search and now are left out)."""
     dense, lexical = ListKey("dense"), ListKey("lexical")

@@ -88,7 +88,9 @@ class CrossEncoderScorer:
         for c, score in zip(candidates, scores):
             c.score = float(score)
         ranked = sorted(candidates, key=lambda c: -c.score)
-        keep = top_p([c.score for c in ranked], s.rerank_top_p, s.rerank_temperature, s.rerank_min_chunks, s.rerank_max_chunks)
+        keep = top_p(
+            [c.score for c in ranked], s.rerank_top_p, s.rerank_temperature, s.rerank_min_chunks, s.rerank_max_chunks
+        )
         return Scored(ranked[:keep], ranked[0].score if ranked else 0.0, self.source, self.threshold)
 
 

@@ -60,7 +60,6 @@ def top_p(scores: Sequence[float], p: float, temperature: float, min_k: int, max
     return min(max(keep, min_k), max_k, n)
 
 
-
 # Two passages of different documents at least this similar (word sequence) are the same text.
 SAME_TEXT_RATIO = 0.9
 
@@ -70,7 +69,11 @@ def same_text(a: str, b: str) -> bool:
     (a form's name, a section number, line breaks)."""
     wa, wb = [w for w, _, _ in words(a)], [w for w, _, _ in words(b)]
     matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    return matcher.real_quick_ratio() >= SAME_TEXT_RATIO and matcher.quick_ratio() >= SAME_TEXT_RATIO and matcher.ratio() >= SAME_TEXT_RATIO
+    return (
+        matcher.real_quick_ratio() >= SAME_TEXT_RATIO
+        and matcher.quick_ratio() >= SAME_TEXT_RATIO
+        and matcher.ratio() >= SAME_TEXT_RATIO
+    )
 
 
 def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
@@ -78,13 +81,21 @@ def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
     one (its ``siblings``), in rank order."""
     kept: list[Passage] = []
     for c in candidates:
-        twin = next((k for k in kept if k.doc.doc_id != c.doc.doc_id and c.doc.doc_id not in {s.doc.doc_id for s in k.siblings} and same_text(k.chunk.text, c.chunk.text)), None)
+        twin = next(
+            (
+                k
+                for k in kept
+                if k.doc.doc_id != c.doc.doc_id
+                and c.doc.doc_id not in {s.doc.doc_id for s in k.siblings}
+                and same_text(k.chunk.text, c.chunk.text)
+            ),
+            None,
+        )
         if twin is None:
             kept.append(c)
         else:
             twin.siblings.append(c)
     return kept
-
 
 
 class Selector:
@@ -107,7 +118,13 @@ class Selector:
     def keep_fused(self, fused: Sequence[Fused]) -> int:
         """Top-p over the fused ranking: its RRF scores scaled so the best is 1."""
         s = self.settings
-        return top_p(_scaled([f.score for f in fused]), s.fusion_top_p, s.fusion_temperature, s.fusion_min_chunks, s.fusion_max_chunks)
+        return top_p(
+            _scaled([f.score for f in fused]),
+            s.fusion_top_p,
+            s.fusion_temperature,
+            s.fusion_min_chunks,
+            s.fusion_max_chunks,
+        )
 
     def fit_budget(self, candidates: Sequence[Passage]) -> list[Passage]:
         """Best first, until the sources budget is used; lower-ranked chunks are dropped."""

@@ -87,7 +87,9 @@ class ExtractiveWriter:
         self.llm_model = llm_model  # named in the notice: the command that gets written answers
         self.tokenizer = Tokenizer()
 
-    def run(self, draft: AnswerDraft, question: str, sources: list[Citation], notice: str | None = None, named: bool = False) -> Answer:
+    def run(
+        self, draft: AnswerDraft, question: str, sources: list[Citation], notice: str | None = None, named: bool = False
+    ) -> Answer:
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
             lines = [HEDGE] if draft.band == "uncertain" else []
@@ -95,7 +97,15 @@ class ExtractiveWriter:
             for src in self._to_quote(sources, named):
                 start, end = self._best_sentences(src.text, q_terms, _heading_end(src))
                 quote = " ".join(src.text[start:end].split())
-                quoted[src.n] = src.model_copy(update={"cited": True, "quote": src.text[start:end], "quote_start": start, "quote_end": end, "verified": True})
+                quoted[src.n] = src.model_copy(
+                    update={
+                        "cited": True,
+                        "quote": src.text[start:end],
+                        "quote_start": start,
+                        "quote_end": end,
+                        "verified": True,
+                    }
+                )
                 note = f" (referenced by [{src.referenced_by[0]}]: {src.reference})" if src.referenced_by else ""
                 lines.append(f'{len(quoted)}. "{quote}" [{src.n}] — {src.label}{note}')
         notice = notice or NO_LLM_NOTICE.format(model=self.llm_model)
@@ -110,8 +120,12 @@ class ExtractiveWriter:
         chosen = retrieved[:EXTRACTIVE_SOURCES]
         if retrieved and not named:
             heading = _clause_heading(retrieved[0])
-            variants = [s for s in retrieved[EXTRACTIVE_SOURCES:] if s.doc != retrieved[0].doc and heading and _clause_heading(s) == heading]
-            chosen += variants[: MAX_VARIANTS]
+            variants = [
+                s
+                for s in retrieved[EXTRACTIVE_SOURCES:]
+                if s.doc != retrieved[0].doc and heading and _clause_heading(s) == heading
+            ]
+            chosen += variants[:MAX_VARIANTS]
         return chosen + [s for s in sources if s.referenced_by]
 
     def _best_sentences(self, text: str, q_terms: set[str], begin: int = 0) -> tuple[int, int]:
@@ -119,7 +133,9 @@ class ExtractiveWriter:
         spans = split_spans(text, CLAUSE_BREAK, begin)
         if not spans:
             return 0, len(text)
-        best = max(range(len(spans)), key=lambda i: (len(q_terms & set(self.tokenizer(text[spans[i][0] : spans[i][1]]))), -i))
+        best = max(
+            range(len(spans)), key=lambda i: (len(q_terms & set(self.tokenizer(text[spans[i][0] : spans[i][1]]))), -i)
+        )
         start, end = spans[best]
         if end - start < 120 and best + 1 < len(spans) and spans[best + 1][1] - start <= MAX_QUOTE_CHARS:
             end = spans[best + 1][1]
@@ -158,7 +174,13 @@ class LLMWriter:
         parts: list[str] = []
         with draft.timings.measure("generation"):
             try:
-                for piece in self.llm.stream(draft.usage, "answer", question, system=self._system(sources), max_tokens=self.settings.answer_max_tokens):
+                for piece in self.llm.stream(
+                    draft.usage,
+                    "answer",
+                    question,
+                    system=self._system(sources),
+                    max_tokens=self.settings.answer_max_tokens,
+                ):
                     parts.append(piece)
                     yield TokenEvent(piece)
             except Exception as exc:
@@ -170,7 +192,9 @@ class LLMWriter:
             if is_refusal(raw):
                 return draft.refusal(sources, "the model found no answer in the sources")
             checked = self.checker.run(raw, sources)
-        return draft.answer(checked.text, "generated", checked.citations, removed_markers=checked.removed_markers, notice=checked.notice)
+        return draft.answer(
+            checked.text, "generated", checked.citations, removed_markers=checked.removed_markers, notice=checked.notice
+        )
 
     def _system(self, sources: Sequence[Citation]) -> str:
         language = self.settings.answer_language
@@ -185,7 +209,10 @@ def source_blocks(sources: Sequence[Citation]) -> str:
     """The numbered sources as the answer prompt shows them: document, section, pages, text."""
     blocks = []
     for src in sources:
-        blocks.append(f"[{src.n}] {src.title} — {src.section or 'no section'}, {page_range(src.page_start, src.page_end)}\n{' '.join(src.text.split())}")
+        blocks.append(
+            f"[{src.n}] {src.title} — {src.section or 'no section'}, "
+            f"{page_range(src.page_start, src.page_end)}\n{' '.join(src.text.split())}"
+        )
     return "\n\n".join(blocks)
 
 

@@ -24,15 +24,49 @@ if TYPE_CHECKING:
 # corpus, whose different policies share much wording (see eval/decisions/2026-11-24-editions.md).
 TITLE_SIMILARITY = 0.85
 CONTENT_SIMILARITY = 0.95
-_EDITION_WORDS = {"edition", "ed", "version", "rev", "revised", "revision", "updated", "effective", "new", "old", "draft"}
+_EDITION_WORDS = {
+    "edition",
+    "ed",
+    "version",
+    "rev",
+    "revised",
+    "revision",
+    "updated",
+    "effective",
+    "new",
+    "old",
+    "draft",
+}
 
-MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 MONTHS.update({name[:3]: number for name, number in list(MONTHS.items())})
-_MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTH = (
+    r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _DATE = (
     rf"(?:(?P<day1>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year1>(?:19|20)\d\d)"  # 1 January 2025
-    rf"|{_MONTH.replace('month', 'month2')}\s+(?:(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s+)?(?P<year2>(?:19|20)\d\d)"  # January 1, 2025 / October 2021
+    # January 1, 2025 / October 2021
+    rf"|{_MONTH.replace('month', 'month2')}\s+(?:(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s+)?(?P<year2>(?:19|20)\d\d)"
     r"|(?P<iso>(?:19|20)\d\d-\d\d-\d\d))"  # 2025-01-01
 )
 # "effective 1 January 2025", "Edition: October 2021", "last updated on July 10, 2014".
@@ -92,7 +126,12 @@ class EditionMatch:
     content: float
 
 
-def find_edition_of(title: str, vector: np.ndarray, candidates: Sequence[DocumentRow], mean_of: Callable[[DocumentRow], np.ndarray | None]) -> EditionMatch | None:
+def find_edition_of(
+    title: str,
+    vector: np.ndarray,
+    candidates: Sequence[DocumentRow],
+    mean_of: Callable[[DocumentRow], np.ndarray | None],
+) -> EditionMatch | None:
     """The library document the new one is another edition of (``vector``: its passages' mean
     direction), or None. ``mean_of`` gives a candidate's mean direction; it is asked only for
     candidates whose title matches, so a large library costs a title comparison per document."""
@@ -178,7 +217,12 @@ class EarlierWording:
         )
 
 
-def earlier_wording(current: DocumentRow, chunk: ChunkRow, library: Sequence[DocumentRow], chunks_of: Callable[[DocumentRow], list[ChunkRow]]) -> EarlierWording | None:
+def earlier_wording(
+    current: DocumentRow,
+    chunk: ChunkRow,
+    library: Sequence[DocumentRow],
+    chunks_of: Callable[[DocumentRow], list[ChunkRow]],
+) -> EarlierWording | None:
     """The cited clause as an older edition of ``current`` (same confirmed family) worded it, when
     the wording differs; the newest older edition first."""
     from difflib import SequenceMatcher
@@ -187,8 +231,15 @@ def earlier_wording(current: DocumentRow, chunk: ChunkRow, library: Sequence[Doc
 
     if not (current.family and current.family_status == "confirmed"):
         return None
-    older = sorted((d for d in library if d.family == current.family and d.family_status == "confirmed" and edition_day(d) < edition_day(current)),
-                   key=edition_day, reverse=True)
+    older = sorted(
+        (
+            d
+            for d in library
+            if d.family == current.family and d.family_status == "confirmed" and edition_day(d) < edition_day(current)
+        ),
+        key=edition_day,
+        reverse=True,
+    )
     words = chunk.text.split()
     for doc in older:
         candidates = chunks_of(doc)

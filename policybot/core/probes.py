@@ -59,7 +59,9 @@ class Calibration:
     @classmethod
     def of(cls, per_document: Sequence[Sequence[float]], lexical: Sequence[float] = ()) -> Calibration:
         """A scope's calibration: the best cosine over the scope is the best of its documents'."""
-        dense = tuple(float(x) for x in np.max(np.asarray(per_document, dtype=np.float64), axis=0)) if per_document else ()
+        dense = (
+            tuple(float(x) for x in np.max(np.asarray(per_document, dtype=np.float64), axis=0)) if per_document else ()
+        )
         return cls(dense, tuple(float(x) for x in lexical))
 
     def standardise(self, kind: str, scores: Sequence[float]) -> list[float]:

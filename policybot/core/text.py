@@ -194,7 +194,11 @@ def local_alignment(a: Sequence[str], b: Sequence[str]) -> Alignment | None:
             is_match = b[j - 1] == item
             # Diagonal: one item of each; a match may also start a new run here.
             if prev_score[j - 1] > 0:
-                s, st, h = prev_score[j - 1] + (_MATCH if is_match else _MISMATCH), prev_start[j - 1], prev_hits[j - 1] + is_match
+                s, st, h = (
+                    prev_score[j - 1] + (_MATCH if is_match else _MISMATCH),
+                    prev_start[j - 1],
+                    prev_hits[j - 1] + is_match,
+                )
             elif is_match:
                 s, st, h = _MATCH, j - 1, 1
             else:

@@ -102,7 +102,21 @@ def conversation_json(items: list[tuple[str, Answer]]) -> str:
 
 
 # --- evidence tables ---------------------------------------------------------------------------
-EVIDENCE_COLUMNS = ["n", "document", "section", "pages", "role", "quote", "quote_start", "quote_end", "verified", "why", "same_text_in", "found_by", "ocr_confidence"]
+EVIDENCE_COLUMNS = [
+    "n",
+    "document",
+    "section",
+    "pages",
+    "role",
+    "quote",
+    "quote_start",
+    "quote_end",
+    "verified",
+    "why",
+    "same_text_in",
+    "found_by",
+    "ocr_confidence",
+]
 
 
 def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
@@ -146,20 +160,26 @@ def _cell(value: object) -> str:
 
 def evidence_markdown(report: EvidenceReport) -> str:
     """The evidence table as Markdown, with how it was collected and the trace."""
-    how = {"react": f"ReAct agent ({report.llm_model})", "planner": "deterministic planner (no LLM)", "single": "one search"}[report.mode]
+    how = {
+        "react": f"ReAct agent ({report.llm_model})",
+        "planner": "deterministic planner (no LLM)",
+        "single": "one search",
+    }[report.mode]
     lines = [
         f"# Evidence: {_cell(report.issue)}",
         "",
         f"Documents: {_cell(', '.join(report.documents))}  ",
-        f"Collected by the {how} in {len(report.trace)} steps, {report.seconds:.1f} s; stopped: {_cell(report.stopped)}.",
+        f"Collected by the {how} in {len(report.trace)} steps, {report.seconds:.1f} s; stopped: "
+        f"{_cell(report.stopped)}.",
         "",
         "| # | Document | Section | Pages | Role | Quote | Why | Same text in |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in evidence_records(report):
-        quote = f"\"{_cell(r['quote'])}\"{'' if r['verified'] else ' (unverified)'}"
+        quote = f'"{_cell(r["quote"])}"{"" if r["verified"] else " (unverified)"}'
         lines.append(
-            f"| {r['n']} | {_cell(r['document'])} | {_cell(r['section'])} | {r['pages']} | {r['role']} | {quote} | {_cell(r['why'])} | {_cell(r['same_text_in'])} |"
+            f"| {r['n']} | {_cell(r['document'])} | {_cell(r['section'])} | {r['pages']} | {r['role']} | {quote} | "
+            f"{_cell(r['why'])} | {_cell(r['same_text_in'])} |"
         )
     if not report.rows:
         lines.append("| | | | | | Nothing found on this issue in these documents. | | |")

@@ -98,7 +98,9 @@ class PinGate:
         return 0.0 if over <= 0 else min(self.base_delay * 2 ** (over - 1), self.max_delay)
 
 
-def relock_reason(now: float, unlocked_at: float | None, last_active: float, idle_seconds: float, max_unlocked_seconds: float) -> str | None:
+def relock_reason(
+    now: float, unlocked_at: float | None, last_active: float, idle_seconds: float, max_unlocked_seconds: float
+) -> str | None:
     """Why an unlocked admin session must lock again now, or None to stay unlocked."""
     if unlocked_at is None:
         return None

@@ -45,7 +45,8 @@ ROLES = ("covers", "limits", "defines", "condition", "procedure", "other")
 # The configurations, in the order they run (the single search takes its k from the planner).
 EVIDENCE_CONFIGS: dict[str, str] = {
     "evidence-single": "one hybrid search of the issue, keeping as many passages as the planner's table has (baseline)",
-    "evidence-planner": "the deterministic planner: search, search the cover/exclusion/condition/claims sections, follow references",
+    "evidence-planner": "the deterministic planner: search, search the cover/exclusion/condition/claims sections, "
+    "follow references",
     "evidence-react": "the ReAct agent with the configured LLM (Search / Lookup / Finish)",
 }
 
@@ -130,7 +131,9 @@ def _issue(raw: Any, available: set[str]) -> EvidenceIssue:
     for i, g in enumerate(raw["gold"]):
         if not isinstance(g, dict):
             raise TypeError(f"gold[{i}] must be an object")
-        clause = GoldClause(str(g["doc"]), int(g["page"]), str(g["text"]), str(g["role"]), str(g.get("section", "")), g.get("page_end"))
+        clause = GoldClause(
+            str(g["doc"]), int(g["page"]), str(g["text"]), str(g["role"]), str(g.get("section", "")), g.get("page_end")
+        )
         if clause.doc not in scope:
             raise ValueError(f"gold[{i}].doc {clause.doc} is not in the issue's scope")
         if clause.role not in ROLES:
@@ -218,7 +221,9 @@ def summarize(per_issue: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "verification": mean("verification"),
         "role_agreement": mean("role_agreement"),
         "role_agreement_micro": (
-            round(sum(r["agreeing_rows"] for r in scored) / matched, 4) if (matched := sum(r["matched_rows"] for r in scored)) else None
+            round(sum(r["agreeing_rows"] for r in scored) / matched, 4)
+            if (matched := sum(r["matched_rows"] for r in scored))
+            else None
         ),
         "issues_without_rows": sum(1 for r in scored if not r["rows"]),
         **{f"{key}_per_issue": mean(key) for key in ("rows", "steps", "llm_calls", "tokens", "seconds")},
@@ -250,9 +255,9 @@ def run_evidence(
     """Run evidence configurations on one set; writes ``out_root/<set>/<config>/results.json``
     (and ``report.md``), ``out_root/<set>/report.md`` and ``summary.json``. ``llm`` replaces
     the configured LLM (tests, other providers)."""
-    unknown = [c for c in configs if c not in EVIDENCE_CONFIGS]
+    unknown = ", ".join(c for c in configs if c not in EVIDENCE_CONFIGS)
     if unknown:
-        raise ValueError(f"unknown evidence configuration(s): {', '.join(unknown)} (choose from {', '.join(EVIDENCE_CONFIGS)})")
+        raise ValueError(f"unknown evidence configuration(s): {unknown} (choose from {', '.join(EVIDENCE_CONFIGS)})")
     dataset = load_evidence_dataset(dataset_dir)
     base = base or Settings()
     home = index_home(cache, Dataset(dataset.root, []), base)
@@ -268,7 +273,8 @@ def run_evidence(
     ordered = sorted(dict.fromkeys(configs), key=lambda c: (c != "evidence-planner", list(EVIDENCE_CONFIGS).index(c)))
     results: list[dict[str, Any]] = []
     for config in ordered:
-        head = {"format": "policybot evidence eval v1", "dataset": name, "config": config, "description": EVIDENCE_CONFIGS[config]}
+        head = {"format": "policybot evidence eval v1", "dataset": name, "config": config}
+        head["description"] = EVIDENCE_CONFIGS[config]
         reason = unavailable(config, bot)
         if reason:
             say(f"{name} / {config}: not run: {reason}")
@@ -276,16 +282,27 @@ def run_evidence(
             continue
         say(f"{name} / {config}: {len(issues)} issues")
         per_issue = [_run_issue(bot, config, issue, planner_rows, say) for issue in issues]
-        result = {**head, **_run_facts(bot, per_issue), "ingestion": ingestion, "metrics": summarize(per_issue), "issues": per_issue}
+        result = {
+            **head,
+            **_run_facts(bot, per_issue),
+            "ingestion": ingestion,
+            "metrics": summarize(per_issue),
+            "issues": per_issue,
+        }
         _write(out_root / name / config, result)
         results.append(result)
     results.sort(key=lambda r: list(EVIDENCE_CONFIGS).index(r["config"]))
-    folder = out_root / name
+    return results, _write_summary(out_root / name, results)
+
+
+def _write_summary(folder: Path, results: list[dict[str, Any]]) -> Path:
+    """The set's report (every configuration) and summary.json; returns the report's path."""
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / "report.md"
     report.write_text(markdown_report(results))
-    (folder / "summary.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "issues"} for r in results], indent=1, default=str))
-    return results, report
+    summary = [{k: v for k, v in r.items() if k != "issues"} for r in results]
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return report
 
 
 def _ingest(bot: PolicyBot, dataset: EvidenceDataset) -> dict[str, Any]:
@@ -306,7 +323,8 @@ def _run_facts(bot: PolicyBot, per_issue: list[dict[str, Any]]) -> dict[str, Any
         "embedding_model": bot.components.profile.profile.embedding.hf_id,
         "llm_model": next((r.get("llm_model") for r in per_issue if r.get("llm_model")), None),
         "evidence_settings": bot.settings.evidence.model_dump(),
-        "matching": "contains_half on the row's chunk text; sibling documents (same_text_in) credited with the row's own text",
+        "matching": "contains_half on the row's chunk text; sibling documents (same_text_in) credited with the row's "
+        "own text",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -324,7 +342,9 @@ def _planner_k(bot: PolicyBot, issue: EvidenceIssue, planner_rows: dict[str, int
     return max(1, planner_rows[issue.id])
 
 
-def _run_issue(bot: PolicyBot, config: str, issue: EvidenceIssue, planner_rows: dict[str, int], say: Say) -> dict[str, Any]:
+def _run_issue(
+    bot: PolicyBot, config: str, issue: EvidenceIssue, planner_rows: dict[str, int], say: Say
+) -> dict[str, Any]:
     head: dict[str, Any] = {"id": issue.id, "issue": issue.issue, "scope": list(issue.scope)}
     try:
         if config == "evidence-single":
@@ -344,7 +364,10 @@ def _run_issue(bot: PolicyBot, config: str, issue: EvidenceIssue, planner_rows: 
     if config == "evidence-planner":
         planner_rows[issue.id] = len(report.rows)
     scores = score_issue(issue, report, seconds)
-    say(f"  {issue.id}: recall {scores['recall']:.2f} ({scores['found']}/{scores['gold']}), {scores['rows']} rows, {seconds:.1f} s")
+    say(
+        f"  {issue.id}: recall {scores['recall']:.2f} ({scores['found']}/{scores['gold']}), {scores['rows']} rows, "
+        f"{seconds:.1f} s"
+    )
     return {
         **head,
         **scores,
@@ -394,12 +417,15 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
         lines += [
             (
                 f"Profile {first['profile']} ({first['embedding_model']}), {first['created']}. "
-                "Recall: gold clauses contained in a row's chunk (contains_half; sibling copies credited with the row's own text). "
-                "Precision: rows containing a gold clause / rows (indicative). Macro averages over issues; recall also micro."
+                "Recall: gold clauses contained in a row's chunk (contains_half; sibling copies credited with the "
+                "row's own text). "
+                "Precision: rows containing a gold clause / rows (indicative). Macro averages over issues; recall also "
+                "micro."
             ),
             "",
             (
-                "| config | issues | recall | recall (micro) | precision | quote verified | role agreement | rows / issue "
+                "| config | issues | recall | recall (micro) | precision | quote verified | role agreement | rows / "
+                "issue "
                 "| steps / issue | LLM calls / issue | tokens / issue | s / issue |"
             ),
             "|---" * 12 + "|",
@@ -409,12 +435,15 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
             failed = f" ({m['errors']} failed)" if m["errors"] else ""
             lines.append(
                 f"| {r['config']} | {m['issues']}{failed} | {_fmt(m['recall'])} | {_fmt(m['recall_micro'])} "
-                f"| {_fmt(m['precision'])} | {_fmt(m['verification'])} | {_fmt(m['role_agreement'])} | {_fmt(m['rows_per_issue'], 1)} "
-                f"| {_fmt(m['steps_per_issue'], 1)} | {_fmt(m['llm_calls_per_issue'], 1)} | {_fmt(m['tokens_per_issue'], 0)} | {_fmt(m['seconds_per_issue'], 2)} |"
+                f"| {_fmt(m['precision'])} | {_fmt(m['verification'])} | {_fmt(m['role_agreement'])} | "
+                f"{_fmt(m['rows_per_issue'], 1)} "
+                f"| {_fmt(m['steps_per_issue'], 1)} | {_fmt(m['llm_calls_per_issue'], 1)} | "
+                f"{_fmt(m['tokens_per_issue'], 0)} | {_fmt(m['seconds_per_issue'], 2)} |"
             )
         lines += _per_issue_table(ran)
         lines += ["", "Configurations:", ""] + [
-            f"- `{r['config']}`: {r['description']}" + (f" (LLM: {r['llm_model']})" if r.get("llm_model") else "") for r in ran
+            f"- `{r['config']}`: {r['description']}" + (f" (LLM: {r['llm_model']})" if r.get("llm_model") else "")
+            for r in ran
         ]
         lines += _missed(ran)
     if skipped:
@@ -427,7 +456,13 @@ def _per_issue_table(ran: Sequence[dict[str, Any]]) -> list[str]:
     ids = list(dict.fromkeys(i["id"] for r in ran for i in r["issues"]))
     issue_of = {i["id"]: i["issue"] for r in ran for i in r["issues"]}
     names = [r["config"] for r in ran]
-    lines = ["", "## Per issue (recall found/gold · rows)", "", "| id | issue | gold | " + " | ".join(names) + " |", "|---" * (3 + len(names)) + "|"]
+    lines = [
+        "",
+        "## Per issue (recall found/gold · rows)",
+        "",
+        "| id | issue | gold | " + " | ".join(names) + " |",
+        "|---" * (3 + len(names)) + "|",
+    ]
     for issue_id in ids:
         cells, gold = [], "—"
         for config in names:
@@ -452,7 +487,9 @@ def _missed(ran: Sequence[dict[str, Any]]) -> list[str]:
             if "error" in issue:
                 lines.append(f"- {issue['id']}: error: {issue['error']}")
             elif issue["missed"]:
-                missed = "; ".join(f"{m['doc']} p.{m['page']} {m['section'] or '(no section)'} [{m['role']}]" for m in issue["missed"])
+                missed = "; ".join(
+                    f"{m['doc']} p.{m['page']} {m['section'] or '(no section)'} [{m['role']}]" for m in issue["missed"]
+                )
                 lines.append(f"- {issue['id']} ({issue['found']}/{issue['gold']}): {missed}")
         lines.append("")
     return lines
@@ -465,7 +502,9 @@ def summary_line(result: dict[str, Any]) -> str:
     m = result["metrics"]
     return (
         f"{result['dataset']} / {result['config']}: recall {_fmt(m['recall'])} (micro {_fmt(m['recall_micro'])}), "
-        f"precision {_fmt(m['precision'])}, quotes verified {_fmt(m['verification'])}, roles {_fmt(m['role_agreement'])}; "
-        f"{_fmt(m['rows_per_issue'], 1)} rows, {_fmt(m['steps_per_issue'], 1)} steps, {_fmt(m['llm_calls_per_issue'], 1)} LLM calls, "
+        f"precision {_fmt(m['precision'])}, quotes verified {_fmt(m['verification'])}, roles "
+        f"{_fmt(m['role_agreement'])}; "
+        f"{_fmt(m['rows_per_issue'], 1)} rows, {_fmt(m['steps_per_issue'], 1)} steps, "
+        f"{_fmt(m['llm_calls_per_issue'], 1)} LLM calls, "
         f"{_fmt(m['seconds_per_issue'], 2)} s per issue ({m['issues']} issues)"
     )

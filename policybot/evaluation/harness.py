@@ -37,7 +37,14 @@ class EvalConfig:
     needs_reranker: bool = False
 
 
-def _cfg(name: str, description: str, retrieval: Retrieval, needs_llm: bool = False, needs_reranker: bool = False, **overrides: Any) -> EvalConfig:
+def _cfg(
+    name: str,
+    description: str,
+    retrieval: Retrieval,
+    needs_llm: bool = False,
+    needs_reranker: bool = False,
+    **overrides: Any,
+) -> EvalConfig:
     return EvalConfig(name, description, retrieval, overrides, needs_llm, needs_reranker)
 
 
@@ -47,19 +54,61 @@ CONFIGS: dict[str, EvalConfig] = {
         _cfg("dense", "dense retrieval only (first pass)", "dense"),
         _cfg("bm25", "BM25 only (first pass)", "bm25"),
         _cfg("hybrid", "dense + BM25, calibrated score fusion (first pass)", "hybrid"),
-        _cfg("hybrid-rrf", "dense + BM25, reciprocal rank fusion (first pass; the earlier default)", "hybrid", fusion="rrf"),
-        _cfg("all-documents", "full pipeline, fast mode, without narrowing to documents the question names", "pipeline", fast_mode=True, name_documents=False),
+        _cfg(
+            "hybrid-rrf",
+            "dense + BM25, reciprocal rank fusion (first pass; the earlier default)",
+            "hybrid",
+            fusion="rrf",
+        ),
+        _cfg(
+            "all-documents",
+            "full pipeline, fast mode, without narrowing to documents the question names",
+            "pipeline",
+            fast_mode=True,
+            name_documents=False,
+        ),
         _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
-        _cfg("hyde", "pipeline + HyDE passage only", "pipeline", needs_llm=True, expansion_rewrites=0, adaptive_expansion=False),
-        _cfg("multiquery", "pipeline + rewrites only", "pipeline", needs_llm=True, expansion_hyde=False, adaptive_expansion=False),
-        _cfg("expansion", "pipeline + HyDE + rewrites (no adaptive skip)", "pipeline", needs_llm=True, adaptive_expansion=False),
-        _cfg("rerank", "pipeline + cross-encoder reranker, fast mode", "pipeline", needs_reranker=True, fast_mode=True, rerank=True),
+        _cfg(
+            "hyde",
+            "pipeline + HyDE passage only",
+            "pipeline",
+            needs_llm=True,
+            expansion_rewrites=0,
+            adaptive_expansion=False,
+        ),
+        _cfg(
+            "multiquery",
+            "pipeline + rewrites only",
+            "pipeline",
+            needs_llm=True,
+            expansion_hyde=False,
+            adaptive_expansion=False,
+        ),
+        _cfg(
+            "expansion",
+            "pipeline + HyDE + rewrites (no adaptive skip)",
+            "pipeline",
+            needs_llm=True,
+            adaptive_expansion=False,
+        ),
+        _cfg(
+            "rerank",
+            "pipeline + cross-encoder reranker, fast mode",
+            "pipeline",
+            needs_reranker=True,
+            fast_mode=True,
+            rerank=True,
+        ),
         _cfg("default", "the pipeline as configured (LLM answer when one is running)", "pipeline", needs_llm=True),
         _cfg("no-context", "the LLM answers without any sources (baseline for answer quality)", "none", needs_llm=True),
-        _cfg("chunk-semantic", "hybrid over SemanticChunker chunks (the default chunking)", "hybrid", chunker="semantic"),
+        _cfg(
+            "chunk-semantic", "hybrid over SemanticChunker chunks (the default chunking)", "hybrid", chunker="semantic"
+        ),
         _cfg("chunk-structure", "hybrid over structure-aware recursive chunks", "hybrid", chunker="structure"),
         _cfg("chunk-recursive", "hybrid over recursive 1000/150 chunks per section", "hybrid", chunker="recursive"),
-        _cfg("no-header", "hybrid, chunks indexed without their title/section header", "hybrid", contextual_header=False),
+        _cfg(
+            "no-header", "hybrid, chunks indexed without their title/section header", "hybrid", contextual_header=False
+        ),
         _cfg(
             "baseline-recursive-dense",
             "plain baseline: per-page recursive 1000/150, no sections or header, dense only",
@@ -118,6 +167,18 @@ def unavailable(config: EvalConfig, bot: PolicyBot) -> str | None:
 Say = Callable[[str], None]  # a line of progress for the person running the evaluation
 
 
+# The settings a result records (what tells two runs apart).
+_REPORTED_SETTINGS = (
+    "chunker",
+    "chunk_scope",
+    "contextual_header",
+    "semantic_merge_tokens",
+    "rrf_k",
+    "fast_mode",
+    "rerank",
+)
+
+
 def run_config(
     dataset_dir: str | Path,
     config_name: str,
@@ -146,19 +207,18 @@ def run_config(
     say(f"{dataset.root.name} / {config.name}: indexing {len(dataset.docs)} documents")
     started = time.perf_counter()
     report = bot.ingest(dataset.docs)
-    failed = [o.message for o in report.failed]
     docs = bot.library.resolve_docs(None)
-    ingestion_seconds = round(sum(d.ingest_seconds for d in docs), 2)
     names = {d.doc_id: d.name for d in docs}
     all_chunks = library_chunks(bot)
-    doc_ids = list(names)
+    ingestion = {
+        "seconds": round(sum(d.ingest_seconds for d in docs), 2),
+        "chunks": len(all_chunks),
+        "failed": [o.message for o in report.failed],
+        "wall_seconds": round(time.perf_counter() - started, 2),
+    }
     questions = dataset.questions[:limit] if limit else dataset.questions
     say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
-
-    per_question: list[dict[str, Any]] = []
-    for q in questions:
-        per_question.append(_run_question(bot, config, q, doc_ids, names, all_chunks))
-
+    per_question = [_run_question(bot, config, q, list(names), names, all_chunks) for q in questions]
     result = {
         "format": "policybot eval results v1",
         "dataset": dataset.root.name,
@@ -166,9 +226,9 @@ def run_config(
         "description": config.description,
         "profile": bot.components.profile.name,
         "embedding_model": bot.components.profile.profile.embedding.hf_id,
-        "settings": {k: getattr(settings, k) for k in ("chunker", "chunk_scope", "contextual_header", "semantic_merge_tokens", "rrf_k", "fast_mode", "rerank")},
+        "settings": {k: getattr(settings, k) for k in _REPORTED_SETTINGS},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "ingestion": {"seconds": ingestion_seconds, "chunks": len(all_chunks), "failed": failed, "wall_seconds": round(time.perf_counter() - started, 2)},
+        "ingestion": ingestion,
         "metrics": summarize(per_question),
         "questions": per_question,
     }
@@ -187,7 +247,14 @@ def library_chunks(bot: PolicyBot) -> list[tuple[str, str, str]]:
     return [(cid, names[doc_of(cid)], row.text) for cid, row in rows.items() if doc_of(cid) in names]
 
 
-def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list[str], names: dict[str, str], all_chunks: list[tuple[str, str, str]]) -> dict[str, Any]:
+def _run_question(
+    bot: PolicyBot,
+    config: EvalConfig,
+    q: Question,
+    doc_ids: list[str],
+    names: dict[str, str],
+    all_chunks: list[tuple[str, str, str]],
+) -> dict[str, Any]:
     if config.retrieval == "none":
         return _no_context(bot, q)
     row: dict[str, Any] = {
@@ -203,7 +270,11 @@ def _run_question(bot: PolicyBot, config: EvalConfig, q: Question, doc_ids: list
     else:
         ranked, scores = _retrieve(bot, config.retrieval, q.question, doc_ids)
         dense = bot.components.retriever.dense.run(q.question, 1, doc_ids)
-        row.update(refused=None, refusal_score=round(dense[0][1], 4) if dense else 0.0, timings={"retrieval": round(time.perf_counter() - started, 4)})
+        row.update(
+            refused=None,
+            refusal_score=round(dense[0][1], 4) if dense else 0.0,
+            timings={"retrieval": round(time.perf_counter() - started, 4)},
+        )
     row["seconds"] = round(time.perf_counter() - started, 4)
     chunks = bot.components.registry.chunks(bot.components.index.collection, ranked)
     relevant = relevant_chunks(q, all_chunks) if q.gold else set()
@@ -234,13 +305,23 @@ def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -
         relevance=answer.relevance,
         # The margin over the out-of-scope floor: comparable across scopes (the floor depends on
         # the documents searched), so it is what the AUROC is computed on.
-        refusal_score=round(answer.relevance - answer.refusal_threshold, 4) if answer.relevance is not None and answer.refusal_threshold is not None else None,
+        refusal_score=round(answer.relevance - answer.refusal_threshold, 4)
+        if answer.relevance is not None and answer.refusal_threshold is not None
+        else None,
         mode=answer.mode,
         answer=answer.answer,
         timings=answer.timings,
         llm=answer.llm.model_dump(),
         citations=[
-            {"n": c.n, "doc": c.doc, "section": c.section, "page_start": c.page_start, "page_end": c.page_end, "cited": c.cited, "verified": c.verified}
+            {
+                "n": c.n,
+                "doc": c.doc,
+                "section": c.section,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "cited": c.cited,
+                "verified": c.verified,
+            }
             for c in answer.citations
         ],
         reference=q.answer,
@@ -250,7 +331,9 @@ def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -
     return answer.retrieved, dict(zip(answer.retrieved, answer.retrieved_scores))
 
 
-def _retrieve(bot: PolicyBot, retrieval: Retrieval, question: str, doc_ids: list[str], k: int = 20) -> tuple[list[str], dict[str, float]]:
+def _retrieve(
+    bot: PolicyBot, retrieval: Retrieval, question: str, doc_ids: list[str], k: int = 20
+) -> tuple[list[str], dict[str, float]]:
     """One first-pass retriever on its own: dense, BM25 or their fusion, over the documents the
     question names when it names some (as the pipeline searches)."""
     scope = [d for d in bot.components.index.documents() if d.doc_id in set(doc_ids)]
@@ -315,7 +398,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     unanswerable = [r for r in rows if not r["answerable"]]
     pos = [r["refusal_score"] for r in answerable if r.get("refusal_score") is not None]
     neg = [r["refusal_score"] for r in unanswerable if r.get("refusal_score") is not None]
-    refusal: dict[str, Any] = {"auroc": auroc(pos, neg), "unanswerable": len(unanswerable), "answerable": len(answerable)}
+    refusal: dict[str, Any] = {
+        "auroc": auroc(pos, neg),
+        "unanswerable": len(unanswerable),
+        "answerable": len(answerable),
+    }
     if rows and rows[0].get("refused") is not None:
         out_of_scope = [r for r in unanswerable if r.get("category") == "out_of_scope"]
         refusal["refusal_rate"] = _rate(unanswerable)
@@ -324,7 +411,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         refusal["out_of_scope_refusal_rate"] = _rate(out_of_scope)
         refusal["bands"] = {
             group: dict(sorted(Counter(r.get("band") or "none" for r in members).items()))
-            for group, members in (("answerable", answerable), ("unanswerable", unanswerable), ("out_of_scope", out_of_scope))
+            for group, members in (
+                ("answerable", answerable),
+                ("unanswerable", unanswerable),
+                ("out_of_scope", out_of_scope),
+            )
             if members
         }
         out["citations"] = _citation_metrics(answerable)
@@ -359,7 +450,10 @@ def _citation_metrics(answerable: list[dict[str, Any]]) -> dict[str, Any]:
         first = cites[0]
         if r.get("gold_pages"):
             judged += 1
-            pages_ok += any(doc == first["doc"] and first["page_start"] <= page <= first["page_end"] for doc, page in r["gold_pages"])
+            pages_ok += any(
+                doc == first["doc"] and first["page_start"] <= page <= first["page_end"]
+                for doc, page in r["gold_pages"]
+            )
     return {
         "page_accuracy": round(pages_ok / judged, 4) if judged else None,
         "section_presence": round(with_section / total, 4) if total else None,
@@ -374,8 +468,13 @@ def _cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
             stages.setdefault(stage, []).append(seconds)
     llm = [r["llm"] for r in rows if r.get("llm")]
     return {
-        "latency": {s: {"p50": round(percentile(v, 0.5), 4), "p95": round(percentile(v, 0.95), 4)} for s, v in stages.items()},
-        "question_seconds": {"p50": round(percentile([r["seconds"] for r in rows], 0.5), 4), "p95": round(percentile([r["seconds"] for r in rows], 0.95), 4)},
+        "latency": {
+            s: {"p50": round(percentile(v, 0.5), 4), "p95": round(percentile(v, 0.95), 4)} for s, v in stages.items()
+        },
+        "question_seconds": {
+            "p50": round(percentile([r["seconds"] for r in rows], 0.5), 4),
+            "p95": round(percentile([r["seconds"] for r in rows], 0.95), 4),
+        },
         "llm_calls_per_question": round(statistics.mean(x["calls"] for x in llm), 3) if llm else 0.0,
         "prompt_tokens_per_question": round(statistics.mean(x["prompt_tokens"] for x in llm), 1) if llm else 0.0,
     }
@@ -400,5 +499,7 @@ def run_grid(
         plots["latency per stage"] = plot_latency(results, folder / "latency.png").name
     report = folder / "report.md"
     report.write_text(markdown_report(results, plots))
-    (folder / "summary.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "questions"} for r in results], indent=1, default=str))
+    (folder / "summary.json").write_text(
+        json.dumps([{k: v for k, v in r.items() if k != "questions"} for r in results], indent=1, default=str)
+    )
     return results, report

@@ -41,8 +41,14 @@ def ranking_metrics(qrels: dict[str, set[str]], runs: dict[str, list[str]]) -> d
         return {}
     qrels_dict = {q: {cid: 1 for cid in rel} for q, rel in judged.items()}
     # ranx needs every judged question in the run; an empty ranking scores zero.
-    run_dict = {q: {cid: float(len(runs.get(q, [])) - i) for i, cid in enumerate(runs.get(q, []))} or {"-": 0.0} for q in judged}
-    metrics = [f"hit_rate@{k}" for k in KS] + [f"{m}@{k}" for m in ("recall", "precision", "f1") for k in (5, 10)] + ["mrr@10", "ndcg@10"]
+    run_dict = {
+        q: {cid: float(len(runs.get(q, [])) - i) for i, cid in enumerate(runs.get(q, []))} or {"-": 0.0} for q in judged
+    }
+    metrics = (
+        [f"hit_rate@{k}" for k in KS]
+        + [f"{m}@{k}" for m in ("recall", "precision", "f1") for k in (5, 10)]
+        + ["mrr@10", "ndcg@10"]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scores = evaluate(Qrels(qrels_dict), Run(run_dict), metrics)

@@ -42,8 +42,21 @@ def _refusal_table(ran: list[dict[str, Any]]) -> list[str]:
     keys = ("auroc", "refusal_rate", "out_of_scope_refusal_rate", "false_refusal_rate")
     return _table(
         "Refusals (bands: confident/uncertain/out of scope)",
-        ["AUROC of the score", "refused: unanswerable", "refused: clearly out of scope", "refused: answerable", "bands (answerable · unanswerable)"],
-        [(r["config"], [_fmt(r["metrics"]["refusal"].get(k)) for k in keys] + [_bands(r["metrics"]["refusal"].get("bands", {}))]) for r in ran],
+        [
+            "AUROC of the score",
+            "refused: unanswerable",
+            "refused: clearly out of scope",
+            "refused: answerable",
+            "bands (answerable · unanswerable)",
+        ],
+        [
+            (
+                r["config"],
+                [_fmt(r["metrics"]["refusal"].get(k)) for k in keys]
+                + [_bands(r["metrics"]["refusal"].get("bands", {}))],
+            )
+            for r in ran
+        ],
     )
 
 
@@ -53,20 +66,45 @@ def _answer_tables(ran: list[dict[str, Any]]) -> list[str]:
     return _table(
         "Answers (vs reference answers)",
         ["scored", "ROUGE-L", "similarity"],
-        [(r["config"], [str(r["metrics"]["answers"]["scored"])] + [_fmt(r["metrics"]["answers"][k]) for k in ("rouge_l", "similarity")]) for r in answered],
+        [
+            (
+                r["config"],
+                [str(r["metrics"]["answers"]["scored"])]
+                + [_fmt(r["metrics"]["answers"][k]) for k in ("rouge_l", "similarity")],
+            )
+            for r in answered
+        ],
     ) + _table(
         "Citations",
         ["page accuracy", "section present", "verified"],
-        [(r["config"], [_fmt(r["metrics"]["citations"][k]) for k in ("page_accuracy", "section_presence", "verification_rate")]) for r in cited],
+        [
+            (
+                r["config"],
+                [
+                    _fmt(r["metrics"]["citations"][k])
+                    for k in ("page_accuracy", "section_presence", "verification_rate")
+                ],
+            )
+            for r in cited
+        ],
     )
 
 
 def _cost_table(ran: list[dict[str, Any]]) -> list[str]:
     def cells(cost: dict[str, Any]) -> list[str]:
         seconds = cost["question_seconds"]
-        return [f"{seconds['p50']:.3f}", f"{seconds['p95']:.3f}", f"{cost['llm_calls_per_question']:.2f}", f"{cost['prompt_tokens_per_question']:.0f}"]
+        return [
+            f"{seconds['p50']:.3f}",
+            f"{seconds['p95']:.3f}",
+            f"{cost['llm_calls_per_question']:.2f}",
+            f"{cost['prompt_tokens_per_question']:.0f}",
+        ]
 
-    return _table("Cost", ["question p50 s", "p95 s", "LLM calls / q", "prompt tokens / q"], [(r["config"], cells(r["metrics"]["cost"])) for r in ran])
+    return _table(
+        "Cost",
+        ["question p50 s", "p95 s", "LLM calls / q", "prompt tokens / q"],
+        [(r["config"], cells(r["metrics"]["cost"])) for r in ran],
+    )
 
 
 def _table(title: str, headers: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
@@ -128,7 +166,12 @@ def plot_latency(results: list[dict[str, Any]], path: Path) -> Path:
     width = 0.8 / max(len(ran), 1)
     for i, r in enumerate(ran):
         lat = r["metrics"]["cost"]["latency"]
-        ax.bar([j + i * width for j in range(len(stages))], [lat.get(s, {}).get("p50", 0) * 1000 for s in stages], width, label=r["config"])
+        ax.bar(
+            [j + i * width for j in range(len(stages))],
+            [lat.get(s, {}).get("p50", 0) * 1000 for s in stages],
+            width,
+            label=r["config"],
+        )
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(stages))])
     ax.set_xticklabels(stages, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("p50 milliseconds")

@@ -20,7 +20,9 @@ from policybot.settings import EvidenceSettings
 class EvidenceCollector:
     """One evidence run over a scope."""
 
-    def __init__(self, tools: EvidenceTools, settings: EvidenceSettings, llm: ChatLLM | None, notice: str | None = None) -> None:
+    def __init__(
+        self, tools: EvidenceTools, settings: EvidenceSettings, llm: ChatLLM | None, notice: str | None = None
+    ) -> None:
         self.tools = tools
         self.settings = settings
         self.llm = llm
@@ -51,14 +53,25 @@ class EvidenceCollector:
             )
         )
 
-    def _steps(self, mode: str, issue: str, table: EvidenceTable, usage: LLMUsage, single_k: int | None) -> Iterator[TraceStep]:
+    def _steps(
+        self, mode: str, issue: str, table: EvidenceTable, usage: LLMUsage, single_k: int | None
+    ) -> Iterator[TraceStep]:
         s = self.settings
         if mode == "single":
             hits = self.tools.search(issue, single_k or s.max_rows)
             new = [row.n for hit in hits for row, added in [table.add(hit, f"Search[{issue}]")] if added and row]
-            yield TraceStep(step=1, thought="One search of the issue (baseline).", action="Search", argument=issue, observation=f"{len(hits)} passages", new_rows=new)
+            yield TraceStep(
+                step=1,
+                thought="One search of the issue (baseline).",
+                action="Search",
+                argument=issue,
+                observation=f"{len(hits)} passages",
+                new_rows=new,
+            )
         elif mode == "react" and self.llm is not None:
-            agent = AgentLimits(max_steps=s.max_steps, step_max_tokens=s.step_max_tokens, hits_per_search=s.hits_per_search)
+            agent = AgentLimits(
+                max_steps=s.max_steps, step_max_tokens=s.step_max_tokens, hits_per_search=s.hits_per_search
+            )
             yield from ReActAgent(self.tools, self.llm, agent).run(issue, table, usage)
         else:
             plan = PlannerLimits(issue_hits=s.issue_hits, aspect_hits=s.aspect_hits, max_rows=s.max_rows)

@@ -61,7 +61,14 @@ class EvidencePlanner:
                 for row, added in [table.add(hit, f"{action}[{argument}]", because=thought)]
                 if added and row
             ]
-            yield TraceStep(step=steps, thought=thought, action=action, argument=argument, observation=_observation(hits, issue), new_rows=new)
+            yield TraceStep(
+                step=steps,
+                thought=thought,
+                action=action,
+                argument=argument,
+                observation=_observation(hits, issue),
+                new_rows=new,
+            )
             if steps >= self.limits.max_steps or len(table.rows) >= self.limits.max_rows:
                 return
 
@@ -77,7 +84,12 @@ class EvidencePlanner:
             for title, chunk_ids in tools.aspect_sections(pattern).items():
                 # Ranked and judged by the issue alone: the section only says where to look.
                 hits = tools.search(issue, limits.aspect_hits, within=chunk_ids)
-                yield "Search", f"{issue} (in {title})", f"the best match for the issue among the {aspect} ('{title}')", hits
+                yield (
+                    "Search",
+                    f"{issue} (in {title})",
+                    f"the best match for the issue among the {aspect} ('{title}')",
+                    hits,
+                )
         yield from self._follow(issue, table)
 
     def _issue_terms(self, issue: str) -> list[str]:
@@ -113,7 +125,11 @@ class EvidencePlanner:
                     todo.append((f"clause {number}", f"[{row.n}] refers to clause {number}", hit.doc.doc_id))
                 for term in self._specific_terms(hit) if searched else []:
                     todo.append((f"definition of {term}", f"[{row.n}] uses the defined term '{term}'", hit.doc.doc_id))
-            todo = [t for t in dict(((t[0].lower(), t[2]), t) for t in reversed(todo)).values() if (t[0].lower(), t[2]) not in followed][::-1]
+            todo = [
+                t
+                for t in dict(((t[0].lower(), t[2]), t) for t in reversed(todo)).values()
+                if (t[0].lower(), t[2]) not in followed
+            ][::-1]
             if not todo:
                 return
             for argument, thought, doc_id in todo:
@@ -126,7 +142,8 @@ class EvidencePlanner:
         return [
             term
             for term in glossary.used_in(hit.chunk.text)
-            if glossary.terms.get(term) != hit.chunk.chunk_id and self.tools.term_share(hit.doc.doc_id, term) <= self.limits.term_share
+            if glossary.terms.get(term) != hit.chunk.chunk_id
+            and self.tools.term_share(hit.doc.doc_id, term) <= self.limits.term_share
         ]
 
 
@@ -138,4 +155,7 @@ def _clauses_about(text: str, wanted: set[str]) -> str:
 def _observation(hits: Sequence[Passage], topic: str) -> str:
     if not hits:
         return "Nothing found."
-    return "\n".join(f"{h.doc.name} | {h.chunk.section or '(no section)'} | p.{h.chunk.page_start} | {snippet(h, topic, 160)}" for h in hits)
+    return "\n".join(
+        f"{h.doc.name} | {h.chunk.section or '(no section)'} | p.{h.chunk.page_start} | {snippet(h, topic, 160)}"
+        for h in hits
+    )

@@ -29,9 +29,19 @@ _BARE_ACTION = re.compile(r"^\s*(Search|Lookup|Finish)\s*\[(.*)\]", re.IGNORECAS
 _THOUGHT = re.compile(r"Thought\s*\d*\s*:\s*(.*?)(?=\n\s*Action|\Z)", re.IGNORECASE | re.DOTALL)
 _EVIDENCE_ID = re.compile(r"\bE(\d+)\b")
 # Said in words, not as bracketed templates: a small model copies "Search[words]" literally.
-ACTIONS = "Search followed by the words to search in square brackets, Lookup followed by a clause number, defined term or section title in square brackets, or Finish followed by the evidence ids you keep in square brackets"
+ACTIONS = (
+    "Search followed by the words to search in square brackets, Lookup followed by a clause number, defined term "
+    "or section title in square brackets, or Finish followed by the evidence ids you keep in square brackets"
+)
 # Arguments copied from the instructions or the example instead of written for the issue.
-_PLACEHOLDERS = {"words", "query", "reference", "ids", "e1: why; e2: why", "e1: storm cover; e2: what counts as a storm; e3: fences and gates excluded"}
+_PLACEHOLDERS = {
+    "words",
+    "query",
+    "reference",
+    "ids",
+    "e1: why; e2: why",
+    "e1: storm cover; e2: what counts as a storm; e3: fences and gates excluded",
+}
 
 
 @dataclass
@@ -49,7 +59,9 @@ def parse_step(reply: str) -> ParsedStep:
     thought = " ".join((thought_m.group(1) if thought_m else reply.split("Action")[0]).split())
     m = _ACTION.search(reply) or _BARE_ACTION.search(reply)
     if m is None:
-        unclosed = re.search(r"(?:Action\s*\d*\s*:\s*)?(Search|Lookup|Finish)\s*\[([^\]\n]+)$", reply.strip(), re.IGNORECASE)
+        unclosed = re.search(
+            r"(?:Action\s*\d*\s*:\s*)?(Search|Lookup|Finish)\s*\[([^\]\n]+)$", reply.strip(), re.IGNORECASE
+        )
         if unclosed:
             m = unclosed
     if m is None:
@@ -58,7 +70,12 @@ def parse_step(reply: str) -> ParsedStep:
     if not argument and action != "Finish":
         return ParsedStep(thought, "Invalid", "", f"{action} needs something inside the square brackets.")
     if argument.lower().strip(" .") in _PLACEHOLDERS:
-        return ParsedStep(thought, "Invalid", "", f"'{argument}' is copied from the instructions: write your own words for this issue.")
+        return ParsedStep(
+            thought,
+            "Invalid",
+            "",
+            f"'{argument}' is copied from the instructions: write your own words for this issue.",
+        )
     return ParsedStep(thought, action, argument)
 
 
@@ -108,14 +125,22 @@ class ReActAgent:
         scratchpad = ""
         documents = ", ".join(d.name for d in self.tools.scope.values())
         for step in range(1, self.limits.max_steps + 1):
-            text = self.prompt.format(max_steps=self.limits.max_steps, documents=documents, issue=issue, scratchpad=scratchpad + "Thought:")
+            text = self.prompt.format(
+                max_steps=self.limits.max_steps, documents=documents, issue=issue, scratchpad=scratchpad + "Thought:"
+            )
             reply = self.llm.complete(usage, "react", text, max_tokens=self.limits.step_max_tokens, stop=STOP)
             parsed = parse_step("Thought:" + reply if not reply.lstrip().lower().startswith("thought") else reply)
             observation = self._act(parsed, run, issue)
             # A failed step is written as "(none)", never as a bracketed action the model could copy.
             action_line = f"{parsed.action}[{parsed.argument}]" if parsed.action != "Invalid" else "(none)"
             scratchpad += f"Thought: {parsed.thought}\nAction: {action_line}\nObservation: {observation}\n"
-            yield TraceStep(step=step, thought=parsed.thought, action=parsed.action, argument=parsed.argument, observation=observation)
+            yield TraceStep(
+                step=step,
+                thought=parsed.thought,
+                action=parsed.action,
+                argument=parsed.argument,
+                observation=observation,
+            )
             if run.finished:
                 break
         self._fill(run, table)
@@ -134,7 +159,10 @@ class ReActAgent:
         else:
             hits = self.tools.lookup(parsed.argument)[: self.limits.hits_per_search]
             if not hits:
-                return f"Lookup[{parsed.argument}]: no clause, defined term or section of that name in these documents. Try Search instead."
+                return (
+                    f"Lookup[{parsed.argument}]: no clause, defined term or section of that name in these "
+                    "documents. Try Search instead."
+                )
         if not hits:
             return "Nothing found. Try other words."
         lines = []
@@ -143,7 +171,10 @@ class ReActAgent:
             if tag is None:
                 tag = f"E{len(run.seen) + 1}"
                 run.seen[tag], run.found_by[tag] = hit, f"{parsed.action}[{parsed.argument}]"
-            lines.append(f"{tag} | {hit.doc.name} | {hit.chunk.section or '(no section)'} | p.{hit.chunk.page_start} | {snippet(hit, issue, self.limits.observation_chars)}")
+            lines.append(
+                f"{tag} | {hit.doc.name} | {hit.chunk.section or '(no section)'} | p.{hit.chunk.page_start} | "
+                f"{snippet(hit, issue, self.limits.observation_chars)}"
+            )
         return "\n".join(lines)
 
     def _fill(self, run: AgentRun, table: EvidenceTable) -> None:

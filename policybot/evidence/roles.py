@@ -16,8 +16,14 @@ GlossaryOf = Callable[[str], Glossary]
 # What a passage does, from the titles of its section path (deepest first) and its own words.
 _ROLE_OF_TITLE: list[tuple[EvidenceRole, re.Pattern[str]]] = [
     ("defines", re.compile(r"\bdefinitions?\b|\bmeaning of\b|\bglossary\b", re.I)),
-    ("limits", re.compile(r"exclu|not (?:covered|insured)|deductible|excess|\blimits?\b|coinsurance|underinsur|average", re.I)),
-    ("procedure", re.compile(r"\bclaims?\b|proof of loss|loss payment|how to|appraisal|complain|notif|settlement|payment", re.I)),
+    (
+        "limits",
+        re.compile(r"exclu|not (?:covered|insured)|deductible|excess|\blimits?\b|coinsurance|underinsur|average", re.I),
+    ),
+    (
+        "procedure",
+        re.compile(r"\bclaims?\b|proof of loss|loss payment|how to|appraisal|complain|notif|settlement|payment", re.I),
+    ),
     ("condition", re.compile(r"conditions?|\bcancel|obligations|duties|requirements?", re.I)),
     ("covers", re.compile(r"cover|insured|insuring|coverage|benefits?|what we pay|extensions?", re.I)),
 ]

@@ -18,6 +18,7 @@ ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its
 SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, section path) in order
 GlossaryOf = Callable[[str], Glossary]
 
+
 @dataclass
 class EvidenceTable:
     """Rows collected so far: one per passage, sibling documents' copies folded into one row."""
@@ -26,7 +27,9 @@ class EvidenceTable:
     rows: list[EvidenceRow] = field(default_factory=list)
     chunks: dict[str, Passage] = field(default_factory=dict)  # chunk id -> the hit (rows and siblings)
 
-    def add(self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = "") -> tuple[EvidenceRow | None, bool]:
+    def add(
+        self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = ""
+    ) -> tuple[EvidenceRow | None, bool]:
         """Add a hit; (its row, whether the row is new). A chunk already in the table, or the
         same text in a sibling document (then noted as "same text in"), adds no row. ``why`` is
         the LLM's line; without one, the row says what its role is and ``because`` of what."""
@@ -36,7 +39,9 @@ class EvidenceTable:
             first = self.chunks[row.citation.chunk_id]
             if first.doc.doc_id != hit.doc.doc_id and same_text(first.chunk.text, hit.chunk.text):
                 self.chunks[hit.chunk.chunk_id] = hit
-                row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
+                row.citation.same_text_in.append(
+                    f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}"
+                )
                 return row, False
         self.chunks[hit.chunk.chunk_id] = hit
         citation = hit.citation(len(self.rows) + 1)
@@ -49,7 +54,13 @@ class EvidenceTable:
             citation.quote, citation.quote_start, citation.quote_end = hit.chunk.text[start:end], start, end
             citation.verified = end > start
         role = role_of(hit.chunk.section, citation.quote)
-        row = EvidenceRow(n=citation.n, citation=citation, role=role, why=why or _rule_why(role, because or hit.reason), found_by=found_by)
+        row = EvidenceRow(
+            n=citation.n,
+            citation=citation,
+            role=role,
+            why=why or _rule_why(role, because or hit.reason),
+            found_by=found_by,
+        )
         self.rows.append(row)
         return row, True
 

@@ -30,7 +30,6 @@ SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, s
 GlossaryOf = Callable[[str], Glossary]
 
 
-
 class EvidenceTools:
     """``Search`` and ``Lookup`` over the documents of one scope, answered from the index and the registry."""
 
@@ -80,7 +79,9 @@ class EvidenceTools:
                 return []
             keep = lambda cid, score: score > 0.0  # noqa: E731
         else:  # RRF scores say nothing absolute: the answering bands and the dense floor decide
-            signals = Signals(max((x for _, x in dense), default=0.0), max((x for _, x in lexical), default=0.0), False, False)
+            signals = Signals(
+                max((x for _, x in dense), default=0.0), max((x for _, x in lexical), default=0.0), False, False
+            )
             if decide(signals, self.calibration)[0] == "out_of_scope":
                 return []
             cosine, floor = dict(dense), self.calibration.dense_floor(0.95)
@@ -198,7 +199,13 @@ class EvidenceTools:
 
     def _hits(self, ranked: Sequence[tuple[str, float]], reason: str) -> list[Passage]:
         rows = self.rows([cid for cid, _ in ranked])
-        return [Passage(rows[cid], self.scope[rows[cid].doc_id], score, reason) for cid, score in ranked if cid in rows and rows[cid].doc_id in self.scope]
+        return [
+            Passage(rows[cid], self.scope[rows[cid].doc_id], score, reason)
+            for cid, score in ranked
+            if cid in rows and rows[cid].doc_id in self.scope
+        ]
 
 
-_TITLE_NUMBER = re.compile(r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+", re.IGNORECASE)
+_TITLE_NUMBER = re.compile(
+    r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+", re.IGNORECASE
+)

@@ -88,7 +88,9 @@ class TokenCounter:
         return self([text])[0]
 
 
-def cap_span(text: str, start: int, end: int, budget: int, count: TokenCounter, level: int = 0) -> list[tuple[int, int]]:
+def cap_span(
+    text: str, start: int, end: int, budget: int, count: TokenCounter, level: int = 0
+) -> list[tuple[int, int]]:
     """Split ``text[start:end]`` into spans of at most ``budget`` tokens at the best boundaries."""
     if count.one(text[start:end]) <= budget:
         return [(start, end)]
@@ -185,7 +187,9 @@ class Chunker:
             budget = self.max_tokens - (self.count.one(head) + 1 if head else 0)
             if seg.kind == "table":
                 page = seg.pages[0]
-                chunks.extend(Chunk(t, page, page, seg.section, "table") for t in split_table(seg.text, budget, self.count))
+                chunks.extend(
+                    Chunk(t, page, page, seg.section, "table") for t in split_table(seg.text, budget, self.count)
+                )
                 continue
             pieces = self.split(seg.text, budget)
             for start, end in locate(seg.text, pieces):

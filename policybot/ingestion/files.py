@@ -64,4 +64,6 @@ def check_file(path: Path, max_mb: float) -> None:
     with open(path, "rb") as handle:
         head = handle.read(1024)
     if b"%PDF-" not in head:
-        raise IngestError("not_pdf", f"{path.name}: not a PDF file (no %PDF header); only PDF documents can be ingested")
+        raise IngestError(
+            "not_pdf", f"{path.name}: not a PDF file (no %PDF header); only PDF documents can be ingested"
+        )

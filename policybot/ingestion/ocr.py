@@ -28,7 +28,10 @@ from policybot.settings import OcrSettings
 # A word with no letter or digit read at low confidence is scanner noise, not text.
 _NOISE_CONFIDENCE = 50.0
 _ALNUM = re.compile(r"[^\W_]")
-INSTALL_HINT = "install Tesseract: `sudo apt-get install tesseract-ocr` (Debian/Ubuntu; other languages: tesseract-ocr-LANG), or `make` as root"
+INSTALL_HINT = (
+    "install Tesseract: `sudo apt-get install tesseract-ocr` (Debian/Ubuntu; other languages: "
+    "tesseract-ocr-LANG), or `make` as root"
+)
 
 
 class OcrUnavailable(PolicyBotError):
@@ -49,7 +52,6 @@ class OcrLine:
     chars: int
     ink: float = 0.0  # share of dark pixels inside its word boxes: bold text has more
     words: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)  # in points
-
 
     @property
     def height(self) -> float:
@@ -84,7 +86,10 @@ class OcrHealth:
         if not self.available:
             return INSTALL_HINT
         packages = " ".join(f"tesseract-ocr-{lang.lower().replace('_', '-')}" for lang in self.missing)
-        return f"install the language data: `sudo apt-get install {packages}` (or set POLICYBOT_OCR__LANGUAGE to one of: {', '.join(self.languages)}; `{command}` lists them)"
+        return (
+            f"install the language data: `sudo apt-get install {packages}` (or set POLICYBOT_OCR__LANGUAGE to one "
+            f"of: {', '.join(self.languages)}; `{command}` lists them)"
+        )
 
 
 def parse_tsv(tsv: str, scale: float, dark: np.ndarray | None = None) -> list[OcrLine]:
@@ -99,7 +104,9 @@ def parse_tsv(tsv: str, scale: float, dark: np.ndarray | None = None) -> list[Oc
         if confidence < _NOISE_CONFIDENCE and not _ALNUM.search(text):
             continue
         left, top, width, height = (float(v) for v in cols[6:10])
-        words.setdefault((int(cols[2]), int(cols[3]), int(cols[4])), []).append((text, confidence, (left, top, left + width, top + height)))
+        words.setdefault((int(cols[2]), int(cols[3]), int(cols[4])), []).append(
+            (text, confidence, (left, top, left + width, top + height))
+        )
     lines = []
     for (block, _par, _line), ws in words.items():
         chars = sum(len(w) for w, _, _ in ws)
@@ -141,7 +148,13 @@ def attach_markers(lines: list[OcrLine]) -> list[OcrLine]:
             kept.append(line)
     for text, (x0, y0, x1, y1) in markers:
         middle, height = (y0 + y1) / 2, max(y1 - y0, 1.0)
-        beside = [ln for ln in kept if ln.x0 >= x1 - height and ln.x0 - x1 <= 6 * height and abs((ln.y0 + ln.y1) / 2 - middle) <= 0.6 * max(ln.y1 - ln.y0, height)]
+        beside = [
+            ln
+            for ln in kept
+            if ln.x0 >= x1 - height
+            and ln.x0 - x1 <= 6 * height
+            and abs((ln.y0 + ln.y1) / 2 - middle) <= 0.6 * max(ln.y1 - ln.y0, height)
+        ]
         if not beside:
             kept.append(OcrLine(text, x0, y0, x1, y1, -1, 0.0, len(text), 0.0, [(text, (x0, y0, x1, y1))]))
             continue
@@ -158,11 +171,11 @@ def roman_heading(text: str) -> str:
     m = _ROMAN_OCR.match(text)
     if not m or not re.search(r"[IVX]", m.group(1)) or m.group(1).isdigit():
         return text
-    letters = [c for c in text[m.end(2):] if c.isalpha()]
+    letters = [c for c in text[m.end(2) :] if c.isalpha()]
     if len(letters) < 4 or not all(c.isupper() for c in letters):  # headings like these are in capitals
         return text
     numeral = m.group(1).translate(str.maketrans("l1i|v", "IIIIV"))
-    return numeral + text[m.end(1):]
+    return numeral + text[m.end(1) :]
 
 
 def _ink_share(dark: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float:
@@ -211,9 +224,13 @@ class TesseractOCR:
         except (OSError, subprocess.SubprocessError):
             return OcrHealth(False)
         first = (version.stdout or version.stderr).strip().splitlines()
-        langs = sorted(line.strip() for line in listed.stdout.splitlines()[1:] if line.strip() and line.strip() != "osd")
+        langs = sorted(
+            line.strip() for line in listed.stdout.splitlines()[1:] if line.strip() and line.strip() != "osd"
+        )
         wanted = [lang for lang in self.settings.language.split("+") if lang]
-        return OcrHealth(True, first[0] if first else "tesseract", langs, [lang for lang in wanted if lang not in langs])
+        return OcrHealth(
+            True, first[0] if first else "tesseract", langs, [lang for lang in wanted if lang not in langs]
+        )
 
     def read_image(self, pgm: bytes, page: int, dpi: int) -> OcrPage:
         """One rendered page (greyscale PGM bytes at ``dpi``: no compression to wait for) read
@@ -235,7 +252,11 @@ class TesseractOCR:
         return OcrPage(page, lines, round(time.perf_counter() - started, 3))
 
     def read_pages(
-        self, images: Iterable[tuple[int, bytes]], total: int, dpi: int, on_page: Callable[[int, int], None] | None = None
+        self,
+        images: Iterable[tuple[int, bytes]],
+        total: int,
+        dpi: int,
+        on_page: Callable[[int, int], None] | None = None,
     ) -> list[OcrPage]:
         """Pages (page number, PGM bytes) read side by side, in page order; ``on_page(done, total)`` after each.
         ``images`` is consumed as pages finish (rendering stays in the caller's thread, where

@@ -42,7 +42,9 @@ IMAGE_PAGE_SHARE = 0.5
 # start at 1.23: provisional, fitted on those two documents (eval/decisions/2026-11-24-ocr-engine.md).
 BOLD_INK_RATIO = 1.18
 # MuPDF's messages that mean a page's content could not be read as written.
-_DAMAGE = re.compile(r"cannot load|format error|syntax error|not a stream|premature end|page may not be correct|non-page object", re.I)
+_DAMAGE = re.compile(
+    r"cannot load|format error|syntax error|not a stream|premature end|page may not be correct|non-page object", re.I
+)
 # Keep ligature expansion (no PRESERVE_LIGATURES) so "ﬁre" is indexed as "fire".
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 
@@ -120,7 +122,14 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
             if not text.strip():
                 continue
             bbox = pymupdf.Rect(raw["bbox"])
-            inside = next((i for i, box in enumerate(boxes) if box.contains(pymupdf.Point((bbox.x0 + bbox.x1) / 2, (bbox.y0 + bbox.y1) / 2))), None)
+            inside = next(
+                (
+                    i
+                    for i, box in enumerate(boxes)
+                    if box.contains(pymupdf.Point((bbox.x0 + bbox.x1) / 2, (bbox.y0 + bbox.y1) / 2))
+                ),
+                None,
+            )
             if inside is not None:
                 if inside not in emitted:
                     emitted.add(inside)
@@ -154,7 +163,9 @@ def _running_candidate(line: Line, page: list[Line], height: float, body_size: f
     same_block = [ln for ln in page if ln.block == line.block and ln.kind == "text"]
     if any(not _in_band(ln, height) for ln in same_block):  # part of a paragraph that runs on
         return False
-    body = [ln for ln in page if ln.kind == "text" and ln.block != line.block and ln.y0 >= 0 and not _in_band(ln, height)]
+    body = [
+        ln for ln in page if ln.kind == "text" and ln.block != line.block and ln.y0 >= 0 and not _in_band(ln, height)
+    ]
     if not body:
         return True
     top = line.y1 <= height * RUNNING_BAND
@@ -281,7 +292,9 @@ class _Pages:
     ocr_seconds: float = 0.0
 
 
-def _read_pdf(path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None, ocr: OcrPlan | None) -> ParsedDocument:
+def _read_pdf(
+    path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None, ocr: OcrPlan | None
+) -> ParsedDocument:
     with _open(path) as doc:
         repaired = bool(doc.is_repaired) or any(_DAMAGE.search(m) for m in _mupdf_messages())
         total = doc.page_count
@@ -326,7 +339,8 @@ def _open(path: Path) -> pymupdf.Document:
         doc.close()
         raise IngestError(
             "encrypted",
-            f"{path.name}: the PDF is password-protected; save an unprotected copy (e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest that",
+            f"{path.name}: the PDF is password-protected; save an unprotected copy (e.g. `qpdf --decrypt in.pdf "
+            "out.pdf`) and ingest that",
             pages,
         )
     is_pdf, pages = doc.is_pdf, doc.page_count
@@ -338,7 +352,9 @@ def _open(path: Path) -> pymupdf.Document:
     return doc
 
 
-def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress: ProgressFn | None, ocr_below: int | None) -> _Pages:
+def _read_pages(
+    doc: pymupdf.Document, path: Path, detect_tables: bool, progress: ProgressFn | None, ocr_below: int | None
+) -> _Pages:
     """Every page's text layer; pages with an image and fewer than ``ocr_below`` characters of
     text (None: no OCR asked) are noted as image-only."""
     total = doc.page_count
@@ -349,7 +365,11 @@ def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress
             lines, n_tables = _page_lines(page, index + 1, detect_tables)
             if any(_DAMAGE.search(m) for m in _mupdf_messages()):
                 pages.damaged.append(index + 1)
-            if ocr_below is not None and sum(len(line.text.strip()) for line in lines) < max(ocr_below, 1) and _image_share(page) >= IMAGE_PAGE_SHARE:
+            if (
+                ocr_below is not None
+                and sum(len(line.text.strip()) for line in lines) < max(ocr_below, 1)
+                and _image_share(page) >= IMAGE_PAGE_SHARE
+            ):
                 pages.image_only.append(index + 1)  # a stamp or page number on it is read again by OCR
             pages.lines.append(lines)
             pages.heights.append(page.rect.height)
@@ -357,7 +377,9 @@ def _read_pages(doc: pymupdf.Document, path: Path, detect_tables: bool, progress
             if progress:
                 progress(Progress(path.name, "read", index + 1, total))
     except Exception as exc:
-        raise IngestError("corrupt", f"{path.name}: page {len(pages.lines) + 1} cannot be read ({_short(exc, path)})", total) from exc
+        raise IngestError(
+            "corrupt", f"{path.name}: page {len(pages.lines) + 1} cannot be read ({_short(exc, path)})", total
+        ) from exc
     return pages
 
 
@@ -375,7 +397,9 @@ def _read_by_ocr(doc: pymupdf.Document, pages: _Pages, plan: OcrPlan, name: str,
     assert plan.engine is not None
     dpi = plan.settings.dpi
     # Rendered one at a time here (PyMuPDF is not thread-safe) as the engine takes them.
-    images = ((page, doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("pgm")) for page in pages.image_only)
+    images = (
+        (page, doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("pgm")) for page in pages.image_only
+    )
     started = time.perf_counter()
     on_page = (lambda done, total: progress(Progress(name, "ocr", done, total))) if progress else None
     read = plan.engine.read_pages(images, len(pages.image_only), dpi, on_page)
@@ -388,7 +412,7 @@ def _read_by_ocr(doc: pymupdf.Document, pages: _Pages, plan: OcrPlan, name: str,
 
 
 def _first_roman_heading(pages: list[list[Line]]) -> None:
-    """"1. AGREEMENT" is "I. AGREEMENT" misread when the document's other capitalised headings
+    """ "1. AGREEMENT" is "I. AGREEMENT" misread when the document's other capitalised headings
     are numbered II., III., …: then it heads the same level, not a level of its own."""
     lines = [line for page in pages for line in page]
     if not any(re.match(r"II\.\s+[A-Z]{3}", line.text) for line in lines):
@@ -405,7 +429,15 @@ def _ocr_lines(result: OcrPage) -> list[Line]:
     height varies with its ascenders and descenders more than headings differ from body text."""
     usual = _weighted_median([(line.ink, line.chars) for line in result.lines])
     return [
-        Line(roman_heading(line.text), result.page, bold=usual > 0 and line.ink >= BOLD_INK_RATIO * usual, size=0.0, y0=line.y0, y1=line.y1, block=line.block)
+        Line(
+            roman_heading(line.text),
+            result.page,
+            bold=usual > 0 and line.ink >= BOLD_INK_RATIO * usual,
+            size=0.0,
+            y0=line.y0,
+            y1=line.y1,
+            block=line.block,
+        )
         for line in attach_markers(result.lines)
     ]
 
@@ -423,15 +455,23 @@ def _weighted_median(values: list[tuple[float, int]]) -> float:
 def _no_text(path: Path, total: int, broken: bool, ocr: OcrPlan | None, scanned: int) -> IngestError:
     if broken:  # a truncated or garbled file is not a scan: OCR would not help
         return IngestError(
-            "corrupt", f"{path.name}: damaged PDF: none of its {total} pages could be read (the file is truncated or broken); get a fresh copy of it", total
+            "corrupt",
+            f"{path.name}: damaged PDF: none of its {total} pages could be read (the file is truncated or broken); get "
+            "a fresh copy of it",
+            total,
         )
     if ocr is not None and ocr.engine is None:
         how = f"its pages need OCR: {ocr.fix}"
     elif ocr is not None and scanned:
-        how = f"OCR found no words on its {scanned} scanned page(s) (blank, or too faint or small to read); a sharper scan (300 dpi) may help"
+        how = (
+            f"OCR found no words on its {scanned} scanned page(s) (blank, or too faint or small to read); a sharper "
+            "scan (300 dpi) may help"
+        )
     else:
         how = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and ingest the result"
-    return IngestError("scanned", f"{path.name}: no extractable text on any of its {total} pages (a scan?); {how}", total)
+    return IngestError(
+        "scanned", f"{path.name}: no extractable text on any of its {total} pages (a scan?); {how}", total
+    )
 
 
 def _damage_warning(total: int, damaged: list[int], empty_pages: list[int]) -> str:

@@ -131,7 +131,9 @@ class ChunkStage:
         header = _header_fn(parsed) if with_header else (lambda section: "")
         chunks = self.chunker().run(parsed, header)
         if not chunks:
-            raise IngestError("scanned", f"{name}: no text to index on any of its {parsed.page_count} pages", parsed.page_count)
+            raise IngestError(
+                "scanned", f"{name}: no text to index on any of its {parsed.page_count} pages", parsed.page_count
+            )
         progress(Progress(name, "chunk", len(chunks), len(chunks)))
         return [
             ChunkRow(
@@ -250,10 +252,14 @@ class IngestPipeline:
             with self.parts.lock.hold():
                 outcome = self._ingest(path, name, report, timings)
         except IngestError as err:
-            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages)
+            outcome = IngestOutcome(
+                file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages
+            )
         except Exception as exc:  # an index or model failure: report it, keep going
             log.exception("ingesting %s failed", path)
-            outcome = IngestOutcome(file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}")
+            outcome = IngestOutcome(
+                file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}"
+            )
         outcome.seconds = round(time.perf_counter() - started, 3)
         outcome.timings = dict(timings)
         report(Progress(name, "done", 1, 1))
@@ -262,7 +268,12 @@ class IngestPipeline:
     def run_many(self, paths: Iterable[str | Path], progress: ProgressFn | None = None) -> IngestReport:
         """Files and folders (their PDFs); one file's failure never stops the others."""
         outcomes = [self.run(path, progress=progress) for path in expand_paths(paths)]
-        return IngestReport(profile=self.parts.profile, embedding_model=self.parts.embedding_model, chunker=self.parts.settings.chunker, outcomes=outcomes)
+        return IngestReport(
+            profile=self.parts.profile,
+            embedding_model=self.parts.embedding_model,
+            chunker=self.parts.settings.chunker,
+            outcomes=outcomes,
+        )
 
     def run_upload(self, name: str, data: bytes, progress: ProgressFn | None = None) -> IngestOutcome:
         """A file received from a browser. Its name is reduced to a safe base name; the bytes are
@@ -292,16 +303,30 @@ class IngestPipeline:
             return _outcome(path, same_name, "unchanged", "already indexed, unchanged")
         same_content = registry.by_sha(collection, sha)
         if same_content is not None and same_content.name != name:
-            return _outcome(path, same_content, "duplicate", f"same content as '{same_content.name}', already indexed", name=name)
+            return _outcome(
+                path, same_content, "duplicate", f"same content as '{same_content.name}', already indexed", name=name
+            )
         prepared = self._prepare(path, name, sha, doc_id, signature, started, progress, timings)
         with timings.measure("store"):
             doc = self.store.run(prepared, same_name, progress)
         with timings.measure("register"):
-            notes = self._notes(prepared.parsed, name, replaced=same_name is not None) + self.editions.run(doc, prepared.vectors)
-        return _outcome(path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=prepared.parsed)
+            notes = self._notes(prepared.parsed, name, replaced=same_name is not None) + self.editions.run(
+                doc, prepared.vectors
+            )
+        return _outcome(
+            path, doc, "replaced" if same_name is not None else "ingested", "; ".join(notes), parsed=prepared.parsed
+        )
 
     def _prepare(
-        self, path: Path, name: str, sha: str, doc_id: str, signature: str, started: float, progress: ProgressFn, timings: Timings
+        self,
+        path: Path,
+        name: str,
+        sha: str,
+        doc_id: str,
+        signature: str,
+        started: float,
+        progress: ProgressFn,
+        timings: Timings,
     ) -> Prepared:
         """Read, chunk, embed and describe: the slow part, before anything is written."""
         with timings.measure("read"):
@@ -324,9 +349,13 @@ class IngestPipeline:
         if empty:
             notes.append(f"{len(empty)} page(s) without text: {page_list(empty)}")
         if parsed.stripped_lines:
-            notes.append(f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'")
+            notes.append(
+                f"{parsed.stripped_lines} running header/footer line(s) left out, e.g. '{parsed.stripped_example}'"
+            )
         ocr = self.parts.ocr
-        unread_why = ocr.fix if ocr.engine is None else "OCR found no words on them (blank, or too faint or noisy to read)"
+        unread_why = (
+            ocr.fix if ocr.engine is None else "OCR found no words on them (blank, or too faint or noisy to read)"
+        )
         return notes + ocr_notes(parsed, self.parts.settings.ocr.confidence_floor, unread_why)
 
 
@@ -335,7 +364,14 @@ def _header_fn(parsed: ParsedDocument) -> Callable[[str], str]:
     return lambda section: f"{parsed.title} — {section}" if section else parsed.title
 
 
-def _outcome(path: Path, doc: DocumentRow, status: str, message: str, parsed: ParsedDocument | None = None, name: str | None = None) -> IngestOutcome:
+def _outcome(
+    path: Path,
+    doc: DocumentRow,
+    status: str,
+    message: str,
+    parsed: ParsedDocument | None = None,
+    name: str | None = None,
+) -> IngestOutcome:
     return IngestOutcome(
         file=str(path),
         name=name or doc.name,
@@ -364,7 +400,10 @@ def ocr_notes(parsed: ParsedDocument, floor: float, fix: str) -> list[str]:
     if parsed.ocr_pages:
         mean = sum(parsed.ocr_pages.values()) / len(parsed.ocr_pages)
         per_page = parsed.ocr_seconds / len(parsed.ocr_pages)
-        notes.append(f"{len(parsed.ocr_pages)} scanned page(s) read by OCR (confidence {mean:.0f}% on average, {per_page:.1f} s a page)")
+        notes.append(
+            f"{len(parsed.ocr_pages)} scanned page(s) read by OCR (confidence {mean:.0f}% on average, {per_page:.1f} s "
+            "a page)"
+        )
         low = parsed.low_confidence_pages(floor)
         if low:
             notes.append(

@@ -93,7 +93,9 @@ def pull_ollama_model(name: str, host: str, on_event: PullFn, client: Any = None
         on_event(PullEvent(name, str(status or ""), completed, total))
 
 
-def pull_profile(profile: Profile, settings: Settings, on_event: PullFn, downloader: Any = None, ollama_client: Any = None) -> list[str]:
+def pull_profile(
+    profile: Profile, settings: Settings, on_event: PullFn, downloader: Any = None, ollama_client: Any = None
+) -> list[str]:
     """Fetch every model of a profile; returns the problems (empty when all is ready)."""
     problems: list[str] = []
     models_dir = settings.resolved_models_dir

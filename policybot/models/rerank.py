@@ -38,6 +38,7 @@ BATCH_SIZE = 16
 BACKENDS = ("auto", "flag", "cross-encoder")
 PAPER_EXTRA_HINT = "pip install -e '.[paper]'"
 
+
 def _sigmoid(values: np.ndarray) -> np.ndarray:
     """Logistic function without overflow warnings for large |x|."""
     return 0.5 * (1.0 + np.tanh(0.5 * values))

@@ -117,7 +117,9 @@ def quarantine_if_interrupted(home: Path) -> bool:
         if store.exists():
             aside = home / f"chroma.interrupted-{int(time.time())}"
             store.rename(aside)
-            log.warning("the vector store's last write was interrupted; moved it to %s and rebuilding from the registry", aside)
+            log.warning(
+                "the vector store's last write was interrupted; moved it to %s and rebuilding from the registry", aside
+            )
         marker.unlink(missing_ok=True)
         return True
 
@@ -231,7 +233,9 @@ class VectorStore:
     def count(self) -> int:
         return int(self.collection.count())
 
-    def query(self, vector: np.ndarray, k: int, doc_ids: Sequence[str], library_docs: int | None = None) -> list[tuple[str, float]]:
+    def query(
+        self, vector: np.ndarray, k: int, doc_ids: Sequence[str], library_docs: int | None = None
+    ) -> list[tuple[str, float]]:
         """(chunk_id, cosine similarity) of the nearest ``k`` chunks among ``doc_ids``.
 
         Chroma's metadata filter costs time in proportion to the collection (31 ms at 10k chunks,
@@ -246,7 +250,11 @@ class VectorStore:
         if library_docs and 2 * len(allowed) >= library_docs:
             res = self.collection.query(query_embeddings=[vector], n_results=2 * k, include=["distances", "metadatas"])
             metas = res["metadatas"][0] if res.get("metadatas") else []
-            near = [(cid, 1.0 - float(d)) for cid, d, m in zip(res["ids"][0], res["distances"][0], metas) if m and m.get("doc_id") in allowed]
+            near = [
+                (cid, 1.0 - float(d))
+                for cid, d, m in zip(res["ids"][0], res["distances"][0], metas)
+                if m and m.get("doc_id") in allowed
+            ]
             if len(near) >= k or len(res["ids"][0]) < 2 * k:
                 return near[:k]
         where = {"doc_id": doc_ids[0]} if len(doc_ids) == 1 else {"doc_id": {"$in": list(doc_ids)}}

@@ -75,7 +75,9 @@ class Shard:
         lengths = []
         for row, (_, text) in enumerate(chunks):
             counts = Counter(tokenizer(text))
-            lengths.append(max(sum(counts.values()), 1))  # an empty chunk counts as one token, as bm25s's placeholder did
+            lengths.append(
+                max(sum(counts.values()), 1)
+            )  # an empty chunk counts as one token, as bm25s's placeholder did
             for term, n in counts.items():
                 rows.setdefault(term, []).append(row)
                 freqs.setdefault(term, []).append(n)
@@ -83,7 +85,15 @@ class Shard:
         offsets = np.cumsum([0] + [len(rows[t]) for t in terms]).astype(np.int64)
         flat_rows = np.asarray([r for t in terms for r in rows[t]], dtype=np.int32)
         flat_freqs = np.asarray([f for t in terms for f in freqs[t]], dtype=np.float32)
-        return cls(signature, [cid for cid, _ in chunks], np.asarray(lengths, dtype=np.float32), dict(zip(terms, range(len(terms)))), offsets, flat_rows, flat_freqs)
+        return cls(
+            signature,
+            [cid for cid, _ in chunks],
+            np.asarray(lengths, dtype=np.float32),
+            dict(zip(terms, range(len(terms)))),
+            offsets,
+            flat_rows,
+            flat_freqs,
+        )
 
     def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(rows, term frequencies) of the chunks that use ``term``, or None."""
@@ -99,16 +109,31 @@ class Shard:
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".part.npz")
-        np.savez(tmp, signature=np.asarray(self.signature), chunk_ids=np.asarray(self.chunk_ids, dtype=str), lengths=self.lengths,
-                 terms=np.asarray(list(self.slots), dtype=str), offsets=self.offsets, rows=self.rows, freqs=self.freqs)
+        np.savez(
+            tmp,
+            signature=np.asarray(self.signature),
+            chunk_ids=np.asarray(self.chunk_ids, dtype=str),
+            lengths=self.lengths,
+            terms=np.asarray(list(self.slots), dtype=str),
+            offsets=self.offsets,
+            rows=self.rows,
+            freqs=self.freqs,
+        )
         os.replace(tmp, path)  # a shard is whole or absent, never half-written
 
     @classmethod
     def load(cls, path: Path) -> Shard:
         with np.load(path, allow_pickle=False) as data:
             terms = data["terms"].tolist()
-            return cls(str(data["signature"]), data["chunk_ids"].tolist(), data["lengths"], dict(zip(terms, range(len(terms)))),
-                       data["offsets"], data["rows"], data["freqs"])
+            return cls(
+                str(data["signature"]),
+                data["chunk_ids"].tolist(),
+                data["lengths"],
+                dict(zip(terms, range(len(terms)))),
+                data["offsets"],
+                data["rows"],
+                data["freqs"],
+            )
 
 
 @dataclass(frozen=True)
@@ -217,7 +242,11 @@ class LexicalIndex:
         if not tokens or not corpus.chunks:
             return []
         average = corpus.tokens / corpus.chunks
-        idf = {t: math.log(1 + (corpus.chunks - corpus.df[t] + 0.5) / (corpus.df[t] + 0.5)) for t in set(tokens) if corpus.df.get(t)}
+        idf = {
+            t: math.log(1 + (corpus.chunks - corpus.df[t] + 0.5) / (corpus.df[t] + 0.5))
+            for t in set(tokens)
+            if corpus.df.get(t)
+        }
         if not idf:
             return []
         ids: list[str] = []

@@ -102,9 +102,15 @@ class Registry:
 
     def _migrate(self) -> None:
         """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
-        for table, column, kind in (("chunks", "vector", "BLOB"), ("documents", "probes", "TEXT"), ("documents", "ocr_pages", "TEXT"),
-            ("documents", "effective_date", "TEXT"), ("documents", "effective_source", "TEXT"),
-            ("documents", "family", "TEXT"), ("documents", "family_status", "TEXT")):
+        for table, column, kind in (
+            ("chunks", "vector", "BLOB"),
+            ("documents", "probes", "TEXT"),
+            ("documents", "ocr_pages", "TEXT"),
+            ("documents", "effective_date", "TEXT"),
+            ("documents", "effective_source", "TEXT"),
+            ("documents", "family", "TEXT"),
+            ("documents", "family_status", "TEXT"),
+        ):
             if column not in {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}:
                 with self._lock:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
@@ -147,9 +153,14 @@ class Registry:
     def chunk_texts(self, collection: str, doc_id: str | None = None) -> list[tuple[str, str]]:
         """(chunk_id, indexed text) of every registered chunk (of one document), in a stable order."""
         if doc_id is not None:
-            rows = self._rows("SELECT chunk_id, index_text FROM chunks WHERE collection=? AND doc_id=? ORDER BY ord", (collection, doc_id))
+            rows = self._rows(
+                "SELECT chunk_id, index_text FROM chunks WHERE collection=? AND doc_id=? ORDER BY ord",
+                (collection, doc_id),
+            )
         else:
-            rows = self._rows("SELECT chunk_id, index_text FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,))
+            rows = self._rows(
+                "SELECT chunk_id, index_text FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,)
+            )
         return [(r["chunk_id"], r["index_text"]) for r in rows]
 
     def chunk_count(self, collection: str) -> int:
@@ -162,7 +173,9 @@ class Registry:
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
-            for r in self._rows(f"SELECT chunk_id, vector FROM chunks WHERE collection=? AND chunk_id IN ({marks})", [collection, *part]):
+            for r in self._rows(
+                f"SELECT chunk_id, vector FROM chunks WHERE collection=? AND chunk_id IN ({marks})", [collection, *part]
+            ):
                 out[r["chunk_id"]] = None if r["vector"] is None else np.frombuffer(r["vector"], dtype=np.float32)
         return out
 
@@ -191,7 +204,10 @@ class Registry:
 
     def set_effective(self, collection: str, doc_id: str, when: str | None, source: str | None) -> None:
         with self._lock:  # the generation moves: which edition is current may change
-            self._db.execute("UPDATE documents SET effective_date=?, effective_source=? WHERE collection=? AND doc_id=?", (when, source, collection, doc_id))
+            self._db.execute(
+                "UPDATE documents SET effective_date=?, effective_source=? WHERE collection=? AND doc_id=?",
+                (when, source, collection, doc_id),
+            )
             self._bump(collection)
 
     def set_family(self, collection: str, doc_ids: Iterable[str], family: str | None, status: str | None) -> None:
@@ -201,7 +217,10 @@ class Registry:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for doc_id in doc_ids:
-                    self._db.execute("UPDATE documents SET family=?, family_status=? WHERE collection=? AND doc_id=?", (family, status, collection, doc_id))
+                    self._db.execute(
+                        "UPDATE documents SET family=?, family_status=? WHERE collection=? AND doc_id=?",
+                        (family, status, collection, doc_id),
+                    )
                 self._bump(collection)
                 self._db.execute("COMMIT")
             except BaseException:
@@ -210,12 +229,15 @@ class Registry:
 
     def set_probes(self, collection: str, doc_id: str, probes: str) -> None:
         with self._lock:
-            self._db.execute("UPDATE documents SET probes=? WHERE collection=? AND doc_id=?", (probes, collection, doc_id))
+            self._db.execute(
+                "UPDATE documents SET probes=? WHERE collection=? AND doc_id=?", (probes, collection, doc_id)
+            )
 
     def chunk_ids_with_section(self, collection: str, fragment: str) -> list[tuple[str, str]]:
         """(chunk_id, section) of chunks whose section path contains ``fragment``."""
         rows = self._rows(
-            "SELECT chunk_id, section FROM chunks WHERE collection=? AND instr(lower(section), lower(?)) > 0 ORDER BY doc_id, ord",
+            "SELECT chunk_id, section FROM chunks WHERE collection=? AND instr(lower(section), lower(?)) > 0 ORDER BY "
+            "doc_id, ord",
             (collection, fragment),
         )
         return [(r["chunk_id"], r["section"]) for r in rows]
@@ -244,9 +266,13 @@ class Registry:
     def stored_paths(self) -> set[str]:
         return {r["stored_path"] for r in self._rows("SELECT DISTINCT stored_path FROM documents")}
 
-    def replace(self, doc: DocumentRow, chunks: list[ChunkRow], replaces: DocumentRow | None, vectors: np.ndarray | None = None) -> None:
+    def replace(
+        self, doc: DocumentRow, chunks: list[ChunkRow], replaces: DocumentRow | None, vectors: np.ndarray | None = None
+    ) -> None:
         """Register ``doc``, its chunks and their vectors, dropping ``replaces``, in one transaction."""
-        blobs = [None] * len(chunks) if vectors is None else [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
+        blobs = (
+            [None] * len(chunks) if vectors is None else [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
+        )
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -259,10 +285,23 @@ class Registry:
                 cols = ",".join(row)
                 db.execute(f"INSERT INTO documents ({cols}) VALUES ({','.join('?' * len(row))})", list(row.values()))
                 db.executemany(
-                    "INSERT INTO chunks (collection, chunk_id, doc_id, ord, text, index_text, section, page_start, page_end, kind, vector)"
+                    "INSERT INTO chunks (collection, chunk_id, doc_id, ord, text, index_text, section, page_start, "
+                    "page_end, kind, vector)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     [
-                        (doc.collection, c.chunk_id, c.doc_id, c.ord, c.text, c.index_text, c.section, c.page_start, c.page_end, c.kind, blob)
+                        (
+                            doc.collection,
+                            c.chunk_id,
+                            c.doc_id,
+                            c.ord,
+                            c.text,
+                            c.index_text,
+                            c.section,
+                            c.page_start,
+                            c.page_end,
+                            c.kind,
+                            blob,
+                        )
                         for c, blob in zip(chunks, blobs)
                     ],
                 )

@@ -73,9 +73,7 @@ def norm(text: str) -> str:
 
 def alnum(text: str) -> str:
     """Lowercase letters and digits only (as policybot.core.text.alnum: NFKC, soft hyphens dropped)."""
-    return _NON_ALNUM.sub(
-        "", unicodedata.normalize("NFKC", text).replace("\u00ad", "").lower()
-    )
+    return _NON_ALNUM.sub("", unicodedata.normalize("NFKC", text).replace("\u00ad", "").lower())
 
 
 class Doc:
@@ -116,17 +114,13 @@ class Doc:
         if not p or pos < 0:
             return None
         rest = self.alnum[:pos] + "|" + self.alnum[pos + len(p) :]
-        m = SequenceMatcher(None, p, rest, autojunk=False).find_longest_match(
-            0, len(p), 0, len(rest)
-        )
+        m = SequenceMatcher(None, p, rest, autojunk=False).find_longest_match(0, len(p), 0, len(rest))
         return p[m.a : m.a + m.size] if m.size >= (len(p) + 1) // 2 else None
 
 
 def main(root: Path) -> int:
     issues = [
-        json.loads(line)
-        for line in (root / "issues.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        json.loads(line) for line in (root / "issues.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
     ]
     docs: dict[str, Doc] = {}
     failures: list[str] = []
@@ -158,15 +152,11 @@ def main(root: Path) -> int:
                 failures.append(f"{iid}: scope document {name} not in docs/")
         for k, g in enumerate(issue.get("gold") or [], 1):
             n_gold += 1
-            where = (
-                f"{iid} gold {k} ({g.get('doc')} p{g.get('page')}, {g.get('section')})"
-            )
+            where = f"{iid} gold {k} ({g.get('doc')} p{g.get('page')}, {g.get('section')})"
             roles[g.get("role")] += 1
             per_doc[g.get("doc")] += 1
             if g.get("role") not in ROLES:
-                failures.append(
-                    f"{where}: role {g.get('role')!r} not one of {sorted(ROLES)}"
-                )
+                failures.append(f"{where}: role {g.get('role')!r} not one of {sorted(ROLES)}")
             if g.get("doc") not in scope:
                 failures.append(f"{where}: document not in the issue's scope")
             if not g.get("section"):
@@ -180,9 +170,7 @@ def main(root: Path) -> int:
                 continue
             hits = d.find(g.get("text", ""))
             if not hits:
-                failures.append(
-                    f"{where}: passage not found: {g.get('text', '')[:70]!r}"
-                )
+                failures.append(f"{where}: passage not found: {g.get('text', '')[:70]!r}")
                 continue
             on_page = [h for h in hits if h[0] == g.get("page")]
             if not on_page:
@@ -191,45 +179,28 @@ def main(root: Path) -> int:
                 )
                 continue
             if g.get("page_end") not in {h[1] for h in on_page}:
-                failures.append(
-                    f"{where}: page_end {g.get('page_end')} but passage ends on page {on_page[0][1]}"
-                )
+                failures.append(f"{where}: page_end {g.get('page_end')} but passage ends on page {on_page[0][1]}")
             if len(hits) > 1:
                 warnings.append(
                     f"{where}: passage occurs {len(hits)} times in the document (pages {[h[0] for h in hits]})"
                 )
             run = d.half_run_elsewhere(g["text"])
             if run:
-                warnings.append(
-                    f"{where}: half of the passage also occurs elsewhere in the document: {run[:60]!r}"
-                )
+                warnings.append(f"{where}: half of the passage also occurs elsewhere in the document: {run[:60]!r}")
 
     for name, (docname, clauses) in REQUIRED.items():
-        match = [
-            i
-            for i in issues
-            if i.get("issue") == name and docname in (i.get("scope") or [])
-        ]
+        match = [i for i in issues if i.get("issue") == name and docname in (i.get("scope") or [])]
         if not match:
             failures.append(f"required issue {name!r} over {docname} missing")
             continue
-        sections = [
-            g.get("section", "") for g in match[0]["gold"] if g.get("doc") == docname
-        ]
+        sections = [g.get("section", "") for g in match[0]["gold"] if g.get("doc") == docname]
         for c in clauses:
             if not any(re.search(rf"(^|> ){re.escape(c)} ", s) for s in sections):
-                failures.append(
-                    f"{match[0]['id']} ({name}): clause {c} missing from gold"
-                )
+                failures.append(f"{match[0]['id']} ({name}): clause {c} missing from gold")
 
     print(f"{len(issues)} issues, {n_gold} gold passages")
     print("per role: " + ", ".join(f"{r} {roles[r]}" for r in sorted(roles, key=str)))
-    print(
-        "per document: "
-        + ", ".join(
-            f"{d} {n}" for d, n in sorted(per_doc.items(), key=lambda x: str(x[0]))
-        )
-    )
+    print("per document: " + ", ".join(f"{d} {n}" for d, n in sorted(per_doc.items(), key=lambda x: str(x[0]))))
     for w in warnings:
         print("WARNING " + w)
     for f in failures:
@@ -239,8 +210,4 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(
-        main(
-            Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
-        )
-    )
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent))
