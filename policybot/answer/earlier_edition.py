@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from policybot.core.editions import earlier_wording, edition_day
+from policybot.core.passages import Passage
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.schemas import Answer, Citation
+from policybot.schemas import Answer
 
 Library = Callable[[], Sequence[DocumentRow]]  # every document of the library
 ChunksOf = Callable[[DocumentRow], list[ChunkRow]]  # a document's chunks, in order
@@ -39,17 +40,7 @@ class EarlierEdition:
         if found is None:
             return answer
         answer.edition_note = found.note(current)
-        answer.earlier_edition = Citation(
-            n=len(answer.citations) + 1,
-            chunk_id=found.chunk.chunk_id,
-            doc=found.doc.name,
-            title=found.doc.title,
-            section=found.chunk.section,
-            page_start=found.chunk.page_start,
-            page_end=found.chunk.page_end,
-            text=found.chunk.text,
-            score=0.0,
-            reference=f"the {edition_day(found.doc)[:4]} edition of [{top.n}]",
-            referenced_by=[top.n],
-        )
+        older = Passage(found.chunk, found.doc, 0.0).citation(len(answer.citations) + 1)
+        reference = f"the {edition_day(found.doc)[:4]} edition of [{top.n}]"
+        answer.earlier_edition = older.model_copy(update={"reference": reference, "referenced_by": [top.n]})
         return answer
