@@ -22,7 +22,8 @@ def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
     if answer.named_documents:
-        st.caption(escape_markdown(f"Searched only {', '.join(answer.named_documents)}: the question names it."))
+        names = ", ".join(answer.named_documents)
+        st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice and answer.notice != banner:  # the banner already says it
         st.caption(f"ℹ️ {escape_markdown(answer.notice)}")

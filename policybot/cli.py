@@ -420,7 +420,7 @@ def _print_answer(answer: Any, streamed: str) -> None:
         err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
     if answer.named_documents:
         err.print(
-            f"[dim]searched only {escape(', '.join(answer.named_documents))}: the question names it[/dim]",
+            f"[dim]searched mainly in {escape(', '.join(answer.named_documents))}: the question names it[/dim]",
             highlight=False,
         )
     title = "Closest passages" if answer.refused else "Sources"

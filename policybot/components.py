@@ -113,6 +113,7 @@ class Components:
                 s.rrf_k,
                 s.fusion,
                 s.fusion_dense_weight,
+                s.named_document_boost,
             ),
         )
 

@@ -257,7 +257,7 @@ class Answer(BaseModel):
         "answered with a caution (or left to the LLM to decide); confident is answered",
     )
     named_documents: list[str] = Field(
-        default_factory=list, description="Documents the question names; the search was limited to them"
+        default_factory=list, description="Documents the question names, when favouring them changed the best passages"
     )
 
     edition_note: str | None = Field(

@@ -146,7 +146,15 @@ class Settings(BaseSettings):
     )
     fusion_dense_weight: float = Field(0.5, ge=0, le=1, description="The dense list's share in calibrated fusion.")
     name_documents: bool = Field(
-        True, description="A question that names a document (title, file name, form name, acronym) searches it only."
+        True,
+        description="A question that names a document (title, file name, form name, acronym, a party) searches it "
+        "first and favours its passages; the rest of the scope is still searched.",
+    )
+    named_document_boost: float = Field(
+        3.0,
+        ge=0,
+        description="How much naming favours a document: added to its passages' calibrated score, in standard "
+        "deviations of the off-topic probes (eval/decisions/2026-11-25-naming.md).",
     )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------

@@ -408,8 +408,12 @@ def test_sibling_documents_that_differ_are_each_quoted(twins):
     assert "landlord-form.pdf" in answer.answer
 
 
-def test_a_question_naming_its_document_searches_it_only(twins):
+def test_a_question_naming_its_document_favours_it_and_quotes_it(twins):
+    """Naming is evidence: the named form leads and is what the answer quotes; the others are still
+    searched. The answer says "searched mainly in" only when naming changed the best passages."""
     answer = twins.ask("Under the Landlord Form, how long do I have to send a proof of loss?", use_llm=False)
-    assert answer.named_documents == ["landlord-form.pdf"]
-    assert {c.doc for c in answer.citations} == {"landlord-form.pdf"}
+    assert answer.citations[0].doc == "landlord-form.pdf"
     assert "90 days" in answer.answer and "60 days" not in answer.answer
+    assert answer.named_documents in ([], ["landlord-form.pdf"])
+    plain = twins.ask("How long do I have to send a proof of loss?", use_llm=False)
+    assert plain.named_documents == []

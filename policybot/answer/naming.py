@@ -1,17 +1,24 @@
 """Which documents a question names: "Under the Dwelling Form, …", "my RCBAP", "the General
-Property Form", "the privacy policy of Zacks".
+Property Form", "the privacy policy of Zacks", "our agreement with AMAG".
 
-Every document gets the phrases that name it and no other document of the library: word
-sequences of its title (and of its file name), and the acronym of its title. A single word
-names a document only when the library's own text uses it in no other document (a brand,
-"Zacks"), never when it is common there ("dwelling" appears in all three flood forms, so
-only "Dwelling Form" names that one). Nothing is tuned to a corpus: the phrases come from the
-library at hand.
+Naming is evidence, not a filter: the pipeline favours a named document's passages and still
+searches the rest (a clearly better passage elsewhere wins). So a phrase names a document only
+when it is a real designation of it, never a phrase of common words that happens to be unique
+to one title ("have a", "tax on", "limited company" when the question is about payroll):
+
+- it comes from the document's title or file name, unique to that document, and neither starts
+  nor ends with a function word;
+- and it is the acronym of the title ("RCBAP"), or holds a word the library's text uses in no
+  other document (a brand or a party, "Zacks", "AMAG"), or, of two words or more, covers at least
+  half of the title's own words (those no other document's title or file name has: "Dwelling
+  Form" for "NFIP Dwelling Form, October 2021" beside the other flood forms).
+
+Nothing is tuned to a corpus: the phrases come from the library at hand.
 """
-
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -33,8 +40,19 @@ class NamedDocument:
     phrase: str  # what in the question named it
 
 
+# Function words: a naming phrase never starts or ends with one ("appeal against", "have a").
+_FUNCTION = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were will with which "
+    "who what when where how do does did can could would should may my our your their we you i me us "
+    "they them he she his her not no if than then so about into over under after before".split()
+)
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
 def words_of(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lower-case words, accents folded ("Piñon" and "pinon" are one word)."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    return [w.lower() for w in _WORD.findall(folded)]
 
 
 def _ngrams(words: Sequence[str]) -> set[tuple[str, ...]]:
@@ -42,6 +60,8 @@ def _ngrams(words: Sequence[str]) -> set[tuple[str, ...]]:
     for n in range(1, MAX_NGRAM + 1):
         for i in range(len(words) - n + 1):
             gram = tuple(words[i : i + n])
+            if gram[0] in _FUNCTION or gram[-1] in _FUNCTION:
+                continue
             if not all(w in GENERIC or w.isdigit() for w in gram):
                 out.add(gram)
     return out
@@ -61,32 +81,48 @@ def _acronyms(title: str) -> set[str]:
 def name_phrases(
     docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str], bool]
 ) -> dict[str, set[tuple[str, ...]]]:
-    """For each document id, the phrases (word tuples) that name it and no other document.
+    """For each document id, the phrases (word tuples) that designate it and no other document.
 
     ``used_elsewhere(word, doc_id)`` tells whether the library's text uses a word in a
-    document other than ``doc_id``: such a word needs company to name a document.
+    document other than ``doc_id``.
     """
     candidates: dict[str, set[tuple[str, ...]]] = {}
     acronyms: dict[str, set[str]] = {}
+    designation: dict[str, set[str]] = {}
     for doc in docs:
         stem = re.sub(r"\.pdf$", "", doc.name, flags=re.IGNORECASE)
+        words = words_of(doc.title) + words_of(stem)
         acronyms[doc.doc_id] = _acronyms(doc.title)
+        designation[doc.doc_id] = {w for w in words if _meaningful(w)}
         candidates[doc.doc_id] = (
             _ngrams(words_of(doc.title)) | _ngrams(words_of(stem)) | {(a,) for a in acronyms[doc.doc_id]}
         )
     out: dict[str, set[tuple[str, ...]]] = {}
     for doc_id, grams in candidates.items():
         others = set().union(*(g for d, g in candidates.items() if d != doc_id))
+        own = designation[doc_id] - set().union(*(w for d, w in designation.items() if d != doc_id))
         out[doc_id] = {
             g
             for g in grams
             if g not in others
             and len("".join(g)) >= 3
-            # A lone word names a document only if no other document's text uses it; an
-            # acronym of its own title always does ("the RCBAP").
-            and (len(g) > 1 or g[0] in acronyms[doc_id] or not used_elsewhere(g[0], doc_id))
+            and _designates(g, acronyms[doc_id], own, lambda word: not used_elsewhere(word, doc_id))
         }
     return out
+
+
+def _meaningful(word: str) -> bool:
+    return word not in GENERIC and word not in _FUNCTION and word not in _MONTHS and not word.isdigit()
+
+
+def _designates(gram: tuple[str, ...], acronyms: set[str], own: set[str], distinctive: Callable[[str], bool]) -> bool:
+    """Whether a title or file-name phrase is a real designation of its document."""
+    if len(gram) == 1 and gram[0] in acronyms:
+        return True
+    if any(distinctive(w) for w in gram if _meaningful(w)):
+        return True
+    covered = own & set(gram)
+    return len(gram) > 1 and bool(own) and 2 * len(covered) >= len(own)
 
 
 def named_documents(

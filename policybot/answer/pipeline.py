@@ -98,14 +98,14 @@ class AnswerPipeline:
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
-        named = self.parts.name_documents(question, scope)
-        scope = [n.doc for n in named] or list(scope)  # a question that names its document searches it only
+        named = self.parts.name_documents(question, scope)  # searched first and favoured, never alone
+        favoured = [n.doc.doc_id for n in named]
         by_id = {d.doc_id: d for d in scope}
         usage, timings = LLMUsage(), Timings()
         yield StageEvent("searching")
         queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            first = self._first_pass(queries, by_id)
+            first = self._first_pass(queries, by_id, favoured)
         yield PassagesEvent(first.preview)
         request = PlanRequest(question, history, queries, first.confidence, _summary(scope))
         plan = yield from self.planner.run(request, usage, timings)
@@ -113,7 +113,7 @@ class AnswerPipeline:
             yield StandaloneEvent(plan.standalone)
         yield StageEvent("searching")
         with timings.measure("retrieval"):
-            ranking = self._rank(plan, first, by_id)
+            ranking = self._rank(plan, first, by_id, favoured)
         scored = yield from self._score(plan.standalone, ranking.candidates, timings)
         with timings.measure("context"):
             kept = self.selector.fit_budget(group_siblings(scored.candidates))
@@ -121,29 +121,28 @@ class AnswerPipeline:
             verdict = self._decide(plan.standalone, scored, ranking, first, scope, bool(sources))
             if verdict.band != "out_of_scope":
                 sources += self._supporting(plan.standalone, sources, by_id)
-        draft = self._draft(
-            question, plan, first, ranking, scored, verdict, [n.doc.name for n in named], usage, timings
-        )
+        mainly = [n.doc.name for n in named] if _naming_changed(first.lists) else []
+        draft = self._draft(question, plan, first, ranking, scored, verdict, mainly, usage, timings)
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
         elif self.llm is None:
-            answer = self.extractive.run(draft, plan.standalone, sources, self.llm_notice, named=bool(named))
+            answer = self.extractive.run(draft, plan.standalone, sources, self.llm_notice, [n.doc.name for n in named])
         else:
             answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
         yield AnswerEvent(self.earlier.run(answer))
 
     # --- stages -----------------------------------------------------------------------
-    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow]) -> FirstPass:
+    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow], favoured: list[str]) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
-            lists.update(retriever.lists(query, list(by_id), i))
+            lists.update(retriever.lists(query, list(by_id), i, favoured=favoured))
         fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
         return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
 
-    def _rank(self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow]) -> Ranking:
+    def _rank(self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow], favoured: list[str]) -> Ranking:
         """Every planned query's lists, plus the chunks of a clause the question names, fused."""
         retriever, doc_ids = self.parts.retriever, list(by_id)
         planned = plan.queries != first.queries
@@ -151,7 +150,7 @@ class AnswerPipeline:
         if not planned:
             lists.update(first.lists)  # nothing new to search
         for i, query in enumerate(plan.queries if planned else []):
-            lists.update(retriever.lists(query, doc_ids, i))
+            lists.update(retriever.lists(query, doc_ids, i, favoured=favoured))
         refs = clause_references(plan.standalone)
         clause = retriever.clauses.run(refs, doc_ids) if refs else []
         ranking = ranked_for_fusion(lists)
@@ -247,6 +246,13 @@ class AnswerPipeline:
             timings=timings,
             usage=usage,
         )
+
+
+def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:
+    """Whether favouring the named documents changed the question's best passages (the answer then
+    says where it searched mainly)."""
+    plain = lists.get(ListKey("plain"))
+    return plain is not None and [c for c, _ in plain[:depth]] != [c for c, _ in lists[ListKey("hybrid")][:depth]]
 
 
 def _agreement(lists: RankedLists) -> float:

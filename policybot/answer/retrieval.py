@@ -23,7 +23,7 @@ from policybot.store.index import DocumentIndex
 
 Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
 K = TypeVar("K", bound=Hashable)  # what names a ranked list
-ListKind = Literal["dense", "lexical", "hybrid", "clause"]
+ListKind = Literal["dense", "lexical", "hybrid", "plain", "clause"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,7 @@ class HybridRetriever:
         rrf_k: int = 60,
         fusion: Literal["calibrated", "rrf"] = "calibrated",
         dense_weight: float = 0.5,
+        named_boost: float = 3.0,
     ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
@@ -158,27 +159,55 @@ class HybridRetriever:
         self.calibrate = calibrate
         self.mode = fusion
         self.dense_weight = dense_weight
+        self.named_boost = named_boost
         self.candidates = candidates
 
     def lists(
-        self, query: str, doc_ids: Sequence[str], query_index: int = 0, candidates: int | None = None
+        self,
+        query: str,
+        doc_ids: Sequence[str],
+        query_index: int = 0,
+        candidates: int | None = None,
+        favoured: Sequence[str] = (),
     ) -> RankedLists:
-        """One query's dense and BM25 lists (``candidates`` each), and their fusion (``hybrid``, what ranks)."""
-        dense = self.dense.run(query, candidates or self.candidates, doc_ids)
-        lexical = self.lexical.run(query, candidates or self.candidates, doc_ids)
+        """One query's dense and BM25 lists (``candidates`` each) and their fusion (``hybrid``, what
+        ranks). ``favoured``: documents the question names, searched first (their own best passages
+        join the candidates) and favoured in the fusion; ``plain`` keeps the fusion without that."""
+        n = candidates or self.candidates
+        dense = self.dense.run(query, n, doc_ids)
+        lexical = self.lexical.run(query, n, doc_ids)
+        named = [d for d in favoured if d in set(doc_ids)]
+        if named:
+            dense = _merged(dense, self.dense.run(query, n, named))
+            lexical = _merged(lexical, self.lexical.run(query, n, named))
         if self.mode == "rrf":
-            hybrid = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
+            plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
         else:
-            hybrid = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
-        return {
+            plain = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
+        lists = {
             ListKey("dense", query_index): dense,
             ListKey("lexical", query_index): lexical,
-            ListKey("hybrid", query_index): hybrid,
+            ListKey("hybrid", query_index): self._favour(plain, set(named)),
         }
+        if named:
+            lists[ListKey("plain", query_index)] = plain
+        return lists
 
-    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> list[Fused]:
+    def _favour(self, ranked: Ranked, named: set[str]) -> Ranked:
+        """A named document's passages moved up: by ``named_boost`` probe standard deviations of the
+        calibrated score (a clearly better passage elsewhere still ranks first), or, with RRF, by
+        counting the named document's own order once more."""
+        if not named:
+            return ranked
+        if self.mode == "rrf":
+            own = [(cid, score) for cid, score in ranked if doc_of(cid) in named]
+            return [(f.chunk_id, f.score) for f in self.fusion.run({"all": ranked, "named": own})]
+        boosted = [(cid, score + (self.named_boost if doc_of(cid) in named else 0.0)) for cid, score in ranked]
+        return sorted(boosted, key=lambda x: -x[1])
+
+    def run(self, query: str, k: int, doc_ids: Sequence[str], favoured: Sequence[str] = ()) -> list[Fused]:
         """The fused ranking of one query (search, and the eval's first-pass configurations)."""
-        lists = self.lists(query, doc_ids)
+        lists = self.lists(query, doc_ids, favoured=favoured)
         fused = [Fused(cid, score) for cid, score in lists[ListKey("hybrid")][:k]]
         for key in (ListKey("dense"), ListKey("lexical")):  # each retriever's own rank and score, for search results
             ranks = {cid: (rank, score) for rank, (cid, score) in enumerate(lists[key], start=1)}
@@ -186,6 +215,14 @@ class HybridRetriever:
                 if f.chunk_id in ranks:
                     f.ranks[key], f.scores[key] = ranks[f.chunk_id]
         return fused
+
+
+def _merged(first: Ranked, second: Ranked) -> Ranked:
+    """Two rankings by the same measure as one, best first, each chunk once."""
+    best: dict[str, float] = {}
+    for cid, score in [*first, *second]:
+        best[cid] = max(score, best.get(cid, score))
+    return sorted(best.items(), key=lambda x: -x[1])
 
 
 def ranked_for_fusion(lists: RankedLists) -> RankedLists:

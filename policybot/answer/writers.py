@@ -88,7 +88,12 @@ class ExtractiveWriter:
         self.tokenizer = Tokenizer()
 
     def run(
-        self, draft: AnswerDraft, question: str, sources: list[Citation], notice: str | None = None, named: bool = False
+        self,
+        draft: AnswerDraft,
+        question: str,
+        sources: list[Citation],
+        notice: str | None = None,
+        named: Sequence[str] = (),
     ) -> Answer:
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
@@ -113,10 +118,13 @@ class ExtractiveWriter:
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
 
     @staticmethod
-    def _to_quote(sources: list[Citation], named: bool) -> list[Citation]:
+    def _to_quote(sources: list[Citation], named: Sequence[str]) -> list[Citation]:
         """The best passages, what they point to, and (unless the question named its document)
-        the same clause as other documents word it, so the answer says what each one says."""
+        the same clause as other documents word it, so the answer says what each one says. When
+        the question names documents and one of theirs leads, only theirs are quoted."""
         retrieved = [s for s in sources if not s.referenced_by]
+        if retrieved and retrieved[0].doc in named:
+            retrieved = [s for s in retrieved if s.doc in named]
         chosen = retrieved[:EXTRACTIVE_SOURCES]
         if retrieved and not named:
             heading = _clause_heading(retrieved[0])

@@ -334,17 +334,17 @@ def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -
 def _retrieve(
     bot: PolicyBot, retrieval: Retrieval, question: str, doc_ids: list[str], k: int = 20
 ) -> tuple[list[str], dict[str, float]]:
-    """One first-pass retriever on its own: dense, BM25 or their fusion, over the documents the
-    question names when it names some (as the pipeline searches)."""
-    scope = [d for d in bot.components.index.documents() if d.doc_id in set(doc_ids)]
-    doc_ids = [n.doc.doc_id for n in bot.components.name_documents(question, scope)] or doc_ids
+    """One first-pass retriever on its own over the whole scope: dense or BM25 as they are (the
+    parts), or their fusion with the documents the question names favoured (the first pass)."""
     retriever = bot.components.retriever
     if retrieval == "dense":
         hits = retriever.dense.run(question, k, doc_ids)
     elif retrieval == "bm25":
         hits = retriever.lexical.run(question, k, doc_ids)
     else:
-        hits = [(f.chunk_id, f.score) for f in retriever.run(question, k, doc_ids)]
+        scope = [d for d in bot.components.index.documents() if d.doc_id in set(doc_ids)]
+        favoured = [n.doc.doc_id for n in bot.components.name_documents(question, scope)]
+        hits = [(f.chunk_id, f.score) for f in retriever.run(question, k, doc_ids, favoured)]
     return [cid for cid, _ in hits], {cid: round(score, 6) for cid, score in hits}
 
 
