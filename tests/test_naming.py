@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.answer.naming import name_phrases, named_documents
+from policybot.answer.naming import name_phrases, named_documents, without_naming
 from policybot.core.rows import DocumentRow
 
 
@@ -57,3 +57,62 @@ def test_shared_title_words_name_no_document():
     phrases = name_phrases(FORMS, used_elsewhere)
     assert ("standard", "flood", "insurance", "policy") not in phrases["gp"] | phrases["rc"]
     assert ("rcbap",) in phrases["rc"] and ("dwelling", "form") in phrases["dw"]
+
+
+GUIDES = [
+    doc("co", "limited-companys-first-accounts.pdf", "Your limited company's first accounts and Company Tax Return"),
+    doc("pay", "running-payroll.pdf", "Running payroll"),
+    doc("ct", "corporation-tax-sell-business-assets.pdf", "Corporation Tax when you sell business assets"),
+    doc(
+        "visa", "report-change-circumstances-visa-brp.pdf", "Report a change of circumstances if you have a visa or BRP"
+    ),
+    doc("amag", "antares-amag-manufacturing-agreement.pdf", "Manufacturing Agreement"),
+    doc("pinon", "sandridge-pinon-operations-maintenance.pdf", "Operations and Maintenance Agreement"),
+]
+# What the guides' text uses in more than one document.
+SHARED = {
+    "limited",
+    "company",
+    "tax",
+    "payroll",
+    "corporation",
+    "first",
+    "accounts",
+    "manufacturing",
+    "report",
+    "change",
+}
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # Common words that happen to be unique to one title are no designation of it.
+        ("I started a limited company and employed 5 people. How do I run payroll?", []),
+        ("I have a new employee who has a student loan.", []),  # "have a", from the visa guide's title
+        ("We registered our company for corporation tax last year.", []),  # 1 of its 4 own title words
+        # A designation: half of the title's own words, a word no other document uses, an acronym.
+        ("When are my first accounts and tax return due?", ["limited-companys-first-accounts.pdf"]),
+        (
+            "What law governs our manufacturing agreement with AMAG Pharmaceuticals?",
+            ["antares-amag-manufacturing-agreement.pdf"],
+        ),
+        (
+            "Can we assign the operations agreement with Piñon Gathering?",
+            ["sandridge-pinon-operations-maintenance.pdf"],
+        ),
+        ("I lost my BRP, what now?", ["report-change-circumstances-visa-brp.pdf"]),
+    ],
+)
+def test_only_a_real_designation_names_a_document(question, expected):
+    phrases = name_phrases(GUIDES, lambda word, doc_id: word in SHARED)
+    assert [n.doc.name for n in named_documents(question, GUIDES, phrases)] == expected
+
+
+def test_the_words_that_name_a_document_leave_the_question_it_ranks_passages_by():
+    phrases = name_phrases(GUIDES, lambda word, doc_id: word in SHARED)
+    question = "What law governs our manufacturing agreement with AMAG Pharmaceuticals?"
+    named = named_documents(question, GUIDES, phrases)
+    assert without_naming(question, named) == "What law governs our with Pharmaceuticals?"
+    assert without_naming("AMAG manufacturing agreement", named) == "AMAG manufacturing agreement"  # nothing left
+    assert without_naming(question, []) == question

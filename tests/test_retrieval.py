@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from policybot.answer.retrieval import RankFusion
+from policybot.answer.retrieval import ListKey, RankFusion
+from policybot.core.rows import doc_of
 from policybot.service import PolicyBot, PolicyBotError
 from policybot.store.lexical import LexicalIndex, Tokenizer
 from tests import pdfs
@@ -196,3 +197,45 @@ def test_dense_search_over_most_of_the_library_skips_the_filter_but_keeps_the_sc
     # Same ranking as the filtered query.
     filtered = store.query(vector, 10, two)
     assert [c for c, _ in hits] == [c for c, _ in filtered]
+
+
+@pytest.fixture(scope="module")
+def contracts(tmp_path_factory):
+    """Two agreements whose every passage names their parties, as real contracts do."""
+    root = tmp_path_factory.mktemp("contracts")
+    bot = PolicyBot(make_settings(root / "home"))
+    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
+        path = pdfs.simple_pdf(
+            root / f"{stem}.pdf",
+            [
+                f"This Supply Agreement is made between Acme Corp and {party} Industries. {party} supplies the parts.",
+                f"{party} shall deliver the parts to Acme within 30 days of each order placed by Acme.",
+                f"This Agreement between Acme and {party} is governed by the laws of the State of Delaware.",
+                f"Neither Acme nor {party} may assign this Agreement without the other party's written consent.",
+            ],
+            heading="Supply Agreement",
+        )
+        assert bot.ingest_file(path).status == "ingested"
+    return bot
+
+
+def test_a_named_document_is_favoured_not_filtered(contracts):
+    c = contracts.components
+    docs = c.index.documents()
+    ids = [d.doc_id for d in docs]
+    question = "Which state's laws govern our supply agreement with Zenbo?"
+    [named] = c.name_documents(question, docs)
+    assert named.doc.name == "acme-zenbo-supply.pdf"
+    lists = c.retriever.lists(question, ids, named=[named])
+    hybrid, plain = lists[ListKey("hybrid")], lists[ListKey("plain")]
+    assert {cid for cid, _ in hybrid} == {cid for cid, _ in plain}  # the same passages, reordered
+    assert {doc_of(cid) for cid, _ in hybrid} == set(ids)  # the other agreement is still searched
+    rows = c.registry.chunks(c.index.collection, [hybrid[0][0]])
+    top = rows[hybrid[0][0]]
+    assert top.doc_id == named.doc.doc_id and "Delaware" in top.text  # ranked by "laws govern", not by "Zenbo"
+
+
+def test_without_a_name_nothing_is_favoured(contracts):
+    ids = [d.doc_id for d in contracts.components.index.documents()]
+    lists = contracts.components.retriever.lists("Which state's laws govern the agreement?", ids)
+    assert ListKey("plain") not in lists

@@ -15,6 +15,7 @@ to one title ("have a", "tax on", "limited company" when the question is about p
 
 Nothing is tuned to a corpus: the phrases come from the library at hand.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,6 +39,22 @@ MAX_NGRAM = 5
 class NamedDocument:
     doc: DocumentRow
     phrase: str  # what in the question named it
+
+    @property
+    def words(self) -> frozenset[str]:
+        """The words that designate the document: its title's, its file name's, the phrase's."""
+        stem = re.sub(r"\.pdf$", "", self.doc.name, flags=re.IGNORECASE)
+        return frozenset(words_of(self.doc.title) + words_of(stem) + words_of(self.phrase))
+
+
+def without_naming(question: str, named: Sequence[NamedDocument]) -> str:
+    """The question without the words that name its documents: once a document is named they
+    say which document, not which of its passages ("What law governs our manufacturing agreement
+    with AMAG?" ranks AMAG's passages by "What law governs"). The question itself when nothing
+    is left."""
+    naming = frozenset().union(*(n.words for n in named))
+    kept = [token for token in question.split() if not (set(words_of(token)) and set(words_of(token)) <= naming)]
+    return " ".join(kept) if any(words_of(t) for t in kept) else question
 
 
 # Function words: a naming phrase never starts or ends with one ("appeal against", "have a").

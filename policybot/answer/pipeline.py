@@ -99,13 +99,12 @@ class AnswerPipeline:
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
         named = self.parts.name_documents(question, scope)  # searched first and favoured, never alone
-        favoured = [n.doc.doc_id for n in named]
         by_id = {d.doc_id: d for d in scope}
         usage, timings = LLMUsage(), Timings()
         yield StageEvent("searching")
         queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            first = self._first_pass(queries, by_id, favoured)
+            first = self._first_pass(queries, by_id, named)
         yield PassagesEvent(first.preview)
         request = PlanRequest(question, history, queries, first.confidence, _summary(scope))
         plan = yield from self.planner.run(request, usage, timings)
@@ -113,7 +112,7 @@ class AnswerPipeline:
             yield StandaloneEvent(plan.standalone)
         yield StageEvent("searching")
         with timings.measure("retrieval"):
-            ranking = self._rank(plan, first, by_id, favoured)
+            ranking = self._rank(plan, first, by_id, named)
         scored = yield from self._score(plan.standalone, ranking.candidates, timings)
         with timings.measure("context"):
             kept = self.selector.fit_budget(group_siblings(scored.candidates))
@@ -132,17 +131,19 @@ class AnswerPipeline:
         yield AnswerEvent(self.earlier.run(answer))
 
     # --- stages -----------------------------------------------------------------------
-    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow], favoured: list[str]) -> FirstPass:
+    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow], named: list[NamedDocument]) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
-            lists.update(retriever.lists(query, list(by_id), i, favoured=favoured))
+            lists.update(retriever.lists(query, list(by_id), i, named=named))
         fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
         return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
 
-    def _rank(self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow], favoured: list[str]) -> Ranking:
+    def _rank(
+        self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow], named: list[NamedDocument]
+    ) -> Ranking:
         """Every planned query's lists, plus the chunks of a clause the question names, fused."""
         retriever, doc_ids = self.parts.retriever, list(by_id)
         planned = plan.queries != first.queries
@@ -150,7 +151,7 @@ class AnswerPipeline:
         if not planned:
             lists.update(first.lists)  # nothing new to search
         for i, query in enumerate(plan.queries if planned else []):
-            lists.update(retriever.lists(query, doc_ids, i, favoured=favoured))
+            lists.update(retriever.lists(query, doc_ids, i, named=named))
         refs = clause_references(plan.standalone)
         clause = retriever.clauses.run(refs, doc_ids) if refs else []
         ranking = ranked_for_fusion(lists)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
+from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.query import section_matches
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
@@ -168,18 +169,20 @@ class HybridRetriever:
         doc_ids: Sequence[str],
         query_index: int = 0,
         candidates: int | None = None,
-        favoured: Sequence[str] = (),
+        named: Sequence[NamedDocument] = (),
     ) -> RankedLists:
         """One query's dense and BM25 lists (``candidates`` each) and their fusion (``hybrid``, what
-        ranks). ``favoured``: documents the question names, searched first (their own best passages
-        join the candidates) and favoured in the fusion; ``plain`` keeps the fusion without that."""
+        ranks). ``named``: documents the question names. They are searched first (their own best
+        passages join the candidates) and favoured in the fusion (``plain`` keeps the fusion
+        without that), and BM25 ranks passages by the question without the words that name them."""
         n = candidates or self.candidates
+        favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
+        words = without_naming(query, named) if favoured else query
         dense = self.dense.run(query, n, doc_ids)
-        lexical = self.lexical.run(query, n, doc_ids)
-        named = [d for d in favoured if d in set(doc_ids)]
-        if named:
-            dense = _merged(dense, self.dense.run(query, n, named))
-            lexical = _merged(lexical, self.lexical.run(query, n, named))
+        lexical = self.lexical.run(words, n, doc_ids)
+        if favoured:
+            dense = _merged(dense, self.dense.run(query, n, favoured))
+            lexical = _merged(lexical, self.lexical.run(words, n, favoured))
         if self.mode == "rrf":
             plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
         else:
@@ -187,9 +190,9 @@ class HybridRetriever:
         lists = {
             ListKey("dense", query_index): dense,
             ListKey("lexical", query_index): lexical,
-            ListKey("hybrid", query_index): self._favour(plain, set(named)),
+            ListKey("hybrid", query_index): self._favour(plain, set(favoured)),
         }
-        if named:
+        if favoured:
             lists[ListKey("plain", query_index)] = plain
         return lists
 
@@ -205,9 +208,9 @@ class HybridRetriever:
         boosted = [(cid, score + (self.named_boost if doc_of(cid) in named else 0.0)) for cid, score in ranked]
         return sorted(boosted, key=lambda x: -x[1])
 
-    def run(self, query: str, k: int, doc_ids: Sequence[str], favoured: Sequence[str] = ()) -> list[Fused]:
+    def run(self, query: str, k: int, doc_ids: Sequence[str], named: Sequence[NamedDocument] = ()) -> list[Fused]:
         """The fused ranking of one query (search, and the eval's first-pass configurations)."""
-        lists = self.lists(query, doc_ids, favoured=favoured)
+        lists = self.lists(query, doc_ids, named=named)
         fused = [Fused(cid, score) for cid, score in lists[ListKey("hybrid")][:k]]
         for key in (ListKey("dense"), ListKey("lexical")):  # each retriever's own rank and score, for search results
             ranks = {cid: (rank, score) for rank, (cid, score) in enumerate(lists[key], start=1)}

@@ -343,8 +343,8 @@ def _retrieve(
         hits = retriever.lexical.run(question, k, doc_ids)
     else:
         scope = [d for d in bot.components.index.documents() if d.doc_id in set(doc_ids)]
-        favoured = [n.doc.doc_id for n in bot.components.name_documents(question, scope)]
-        hits = [(f.chunk_id, f.score) for f in retriever.run(question, k, doc_ids, favoured)]
+        named = bot.components.name_documents(question, scope)
+        hits = [(f.chunk_id, f.score) for f in retriever.run(question, k, doc_ids, named)]
     return [cid for cid, _ in hits], {cid: round(score, 6) for cid, score in hits}
 
 
