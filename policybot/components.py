@@ -272,6 +272,7 @@ class Components:
             llm_model=self.profile.profile.llm.name,
             calibration=self.calibration,
             name_documents=self.name_documents,
+            probe_vectors=lambda: self.probe_vectors,
             library=self.index.documents,
             chunks_of=lambda doc: self.registry.chunks_of(doc.collection, doc.doc_id),
             references=self.references,

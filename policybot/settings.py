@@ -153,8 +153,8 @@ class Settings(BaseSettings):
     named_document_boost: float = Field(
         3.0,
         ge=0,
-        description="How much naming favours a document: added to its passages' calibrated score, in standard "
-        "deviations of the off-topic probes (eval/decisions/2026-11-25-naming.md).",
+        description="How much naming favours a document: added to its passages' fused score, in standard "
+        "deviations of the query's candidate scores (eval/decisions/2026-11-25-naming.md).",
     )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------

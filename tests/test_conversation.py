@@ -7,9 +7,10 @@ from tests.answers import generated
 
 
 def test_history_is_bounded():
-    turns = [Turn(question=f"q{i}", standalone=f"question {i}", answer="x" * 1000) for i in range(10)]
+    turns = [Turn(question=f"question {i}", standalone=f"searched as {i}", answer="x" * 1000) for i in range(10)]
     text = history_text(turns, max_turns=6, max_chars=1500)
     assert "question 9" in text and "question 3" not in text
+    assert "searched as" not in text  # the user's words, never what a turn was searched as
     assert len(text) <= 1500
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from policybot.answer.query import (
     clause_references,
-    heuristic_standalone,
+    with_context,
     merge_queries,
     parse_expansion,
     section_matches,
@@ -56,15 +56,13 @@ def test_merge_queries_keeps_the_original_first():
     assert merge_queries("Q?", ["q?", "other", "", "other"]) == ["Q?", "other"]
 
 
-def test_heuristic_standalone_carries_the_previous_question():
-    assert heuristic_standalone("and for floods?", []) == "and for floods?"
-    assert (
-        heuristic_standalone("and for floods?", ["What is the deductible?"])
-        == "What is the deductible; and for floods?"
-    )
-    assert (
-        heuristic_standalone("How do I cook a perfect nasi lemak?", ["What is the deductible?"])
-        == "How do I cook a perfect nasi lemak?"
+def test_context_is_the_previous_user_question_only():
+    assert with_context("and for floods?", []) == "and for floods?"
+    assert with_context("and for floods?", ["What is the deductible?"]) == "What is the deductible; and for floods?"
+    # Never a searched-as text: three turns join two questions, not three.
+    first, second = "Someone stole my bike from the garden. Am I covered?", "My son broke the TV, is that covered?"
+    assert with_context("and if it was only 3 weeks?", [first, second]) == (
+        "My son broke the TV, is that covered; and if it was only 3 weeks?"
     )
 
 
@@ -95,7 +93,8 @@ def test_section_matches(section, refs, expected):
     assert section_matches(section, refs) is expected
 
 
-def test_a_follow_up_without_an_llm_is_searched_with_its_context_and_alone():
+def test_a_later_question_is_offered_with_its_context_and_alone():
+    """Both are searched; the pipeline keeps the context only when the search needs it."""
     from policybot.answer.conversation import Turn
     from policybot.answer.query import QueryPlanner
 
@@ -111,7 +110,6 @@ def test_a_follow_up_without_an_llm_is_searched_with_its_context_and_alone():
         "How does the deductible apply to water damage; And what if the leak happened slowly over months?",
         follow_up,
     ]
-    assert QueryPlanner.first_queries("How do I cancel my policy?", history) == [
-        "How do I cancel my policy?"
-    ]  # not a follow-up
+    history.append(Turn(question="How do I cancel my policy?", standalone="x; How do I cancel my policy?", answer="."))
+    assert QueryPlanner.first_queries("and the refund?", history)[0] == "How do I cancel my policy; and the refund?"
     assert QueryPlanner.first_queries(follow_up, []) == [follow_up]

@@ -50,7 +50,7 @@ def history_text(turns: Sequence[Turn], max_turns: int, max_chars: int) -> str:
     used = 0
     for turn in reversed(list(turns)[-max_turns:] if max_turns else []):
         answer = turn.answer if len(turn.answer) <= 300 else turn.answer[:297] + "..."
-        block = f"User: {turn.standalone}\nAssistant: {answer}"
+        block = f"User: {turn.question}\nAssistant: {answer}"  # the user's words, never a searched-as text
         if used + len(block) > max_chars:
             break
         lines.insert(0, block)

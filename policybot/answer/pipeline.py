@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Generator, Iterator, Sequence
 
+import numpy as np
+
 from policybot.answer.bands import Signals
 from policybot.answer.conversation import Turn
 from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
@@ -61,6 +63,7 @@ class AnswerParts:
     llm_model: str  # the profile's LLM, named when telling the user how to start it
     calibration: Callable[[Sequence[DocumentRow]], Calibration]  # off-topic probe scores of a scope
     name_documents: Callable[[str, Sequence[DocumentRow]], list[NamedDocument]]
+    probe_vectors: Callable[[], np.ndarray]  # the off-topic probe questions, embedded (once per process)
     library: Library  # every document, for the earlier-edition note (outside the question's scope)
     chunks_of: ChunksOf
     references: ReferenceFollower | None = None
@@ -104,9 +107,11 @@ class AnswerPipeline:
         yield StageEvent("searching")
         queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            first = self._first_pass(queries, by_id, named)
+            related = len(queries) > 1 and self._follows(question, history[-1].question)
+            first = self._first_pass(queries if related or len(queries) == 1 else queries[1:], by_id, named)
         yield PassagesEvent(first.preview)
-        request = PlanRequest(question, history, queries, first.confidence, _summary(scope))
+        context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
+        request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
         plan = yield from self.planner.run(request, usage, timings)
         if plan.standalone != question:
             yield StandaloneEvent(plan.standalone)
@@ -131,12 +136,22 @@ class AnswerPipeline:
         yield AnswerEvent(self.earlier.run(answer))
 
     # --- stages -----------------------------------------------------------------------
+    def _follows(self, question: str, previous: str) -> bool:
+        """Whether a question may follow the previous one at all: it is closer in meaning to it than
+        half of the off-topic probe questions are ("what time does the football start?" after a
+        question on legal cover is not). Whether it needs it, the search decides (``_needs_context``)."""
+        before = self.parts.embed_query(previous)
+        probes = self.parts.probe_vectors() @ before
+        return float(self.parts.embed_query(question) @ before) > float(np.median(probes)) if len(probes) else True
+
     def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow], named: list[NamedDocument]) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
             lists.update(retriever.lists(query, list(by_id), i, named=named))
+        if len(queries) > 1 and not _needs_context(lists):  # the question stands alone: search it alone
+            queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
         fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
         return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
@@ -247,6 +262,15 @@ class AnswerPipeline:
             timings=timings,
             usage=usage,
         )
+
+
+def _needs_context(lists: RankedLists) -> bool:
+    """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
+    the question alone) does: the joined search finds a passage closer in meaning than the
+    question alone does. "and if it was only 3 weeks?" alone is close to nothing; "My son broke
+    the TV, is that covered?" alone is closer to its clause than mixed with the last question."""
+    joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []
+    return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
 
 def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:

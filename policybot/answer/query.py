@@ -105,23 +105,12 @@ def merge_queries(original: str, extra: Sequence[str]) -> list[str]:
     return out
 
 
-_FOLLOW_UP = re.compile(
-    r"^\s*(and|but|also|so|then|what about|how about|what "
-    r"if|same)\b|\b(it|its|that|this|those|these|they|them|there|same)\b",
-    re.IGNORECASE,
-)
-
-
-def looks_like_follow_up(question: str) -> bool:
-    """Short questions, or ones that lean on the previous turn ("and for floods?", "is that
-    covered?"), are follow-ups; a full new question ("How do I cook nasi lemak?") is not."""
-    return len(question.split()) <= 4 or bool(_FOLLOW_UP.search(question))
-
-
-def heuristic_standalone(question: str, previous_questions: Sequence[str]) -> str:
-    """Without an LLM, a follow-up is searched together with the question it follows, so
-    "and what about a flood?" still carries "deductible" from the turn before."""
-    if not previous_questions or not looks_like_follow_up(question):
+def with_context(question: str, previous_questions: Sequence[str]) -> str:
+    """The question joined to the user's previous question (never to what that one was searched as,
+    so context never snowballs): "and what about a flood?" carries "deductible" from the turn
+    before. Whether the question needs it is decided by the search (``pipeline._needs_context``):
+    a pronoun alone is no evidence ("My son broke the TV, is that covered?" stands alone)."""
+    if not previous_questions:
         return question
     return f"{previous_questions[-1].rstrip('?. ')}; {question}"
 
@@ -188,10 +177,11 @@ class QueryPlanner:
 
     @staticmethod
     def first_queries(question: str, history: Sequence[Turn]) -> list[str]:
-        """What the first pass searches. A follow-up is searched with its context ("the
-        deductible for water damage; and if the leak was slow?") and on its own: the context
-        brings the topic, the follow-up alone what is new in it, and fusion keeps both."""
-        joined = heuristic_standalone(question, [t.standalone for t in history]) if history else question
+        """What the first pass searches. A question that may lean on the previous one is searched
+        with the previous user question ("the deductible for water damage; and if the leak was
+        slow?") and on its own; the pipeline keeps the context only when it finds closer passages
+        (a follow-up), and then fuses both: the context brings the topic, the question what is new."""
+        joined = with_context(question, [t.question for t in history])
         return [joined] if joined == question else [joined, question]
 
     def run(self, request: PlanRequest, usage: LLMUsage, timings: Timings) -> Generator[Event, None, QueryPlan]:

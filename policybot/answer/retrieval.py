@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
+import numpy as np
+
 from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.query import section_matches
 from policybot.core.probes import Calibration
@@ -197,15 +199,18 @@ class HybridRetriever:
         return lists
 
     def _favour(self, ranked: Ranked, named: set[str]) -> Ranked:
-        """A named document's passages moved up: by ``named_boost`` probe standard deviations of the
-        calibrated score (a clearly better passage elsewhere still ranks first), or, with RRF, by
+        """A named document's passages moved up by ``named_boost`` standard deviations of this
+        query's candidate scores (a clearly better passage elsewhere still ranks first; the unit
+        follows the query and the library, however the scores are scaled), or, with RRF, by
         counting the named document's own order once more."""
         if not named:
             return ranked
         if self.mode == "rrf":
             own = [(cid, score) for cid, score in ranked if doc_of(cid) in named]
             return [(f.chunk_id, f.score) for f in self.fusion.run({"all": ranked, "named": own})]
-        boosted = [(cid, score + (self.named_boost if doc_of(cid) in named else 0.0)) for cid, score in ranked]
+        spread = float(np.std([score for _, score in ranked])) if len(ranked) > 1 else 1.0
+        bonus = self.named_boost * (spread or 1.0)
+        boosted = [(cid, score + (bonus if doc_of(cid) in named else 0.0)) for cid, score in ranked]
         return sorted(boosted, key=lambda x: -x[1])
 
     def run(self, query: str, k: int, doc_ids: Sequence[str], named: Sequence[NamedDocument] = ()) -> list[Fused]:

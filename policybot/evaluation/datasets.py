@@ -32,6 +32,11 @@ class Question:
     gold: list[Gold] = field(default_factory=list)
     answer: str | None = None
     category: str | None = None
+    # Conversation sets: the turns of one conversation share an id, in order; a follow-up turn
+    # needs the previous user question to be understood (a topic switch does not).
+    conversation: str | None = None
+    turn: int | None = None
+    follow_up: bool | None = None
 
 
 @dataclass
@@ -56,7 +61,17 @@ def load_dataset(root: str | Path) -> Dataset:
         raw = json.loads(line)
         gold = [Gold(g["doc"], g.get("page"), g["text"], tuple(g.get("also_in") or ())) for g in raw.get("gold") or []]
         questions.append(
-            Question(raw["id"], raw["question"], bool(raw["answerable"]), gold, raw.get("answer"), raw.get("category"))
+            Question(
+                raw["id"],
+                raw["question"],
+                bool(raw["answerable"]),
+                gold,
+                raw.get("answer"),
+                raw.get("category"),
+                raw.get("conversation"),
+                raw.get("turn"),
+                raw.get("follow_up"),
+            )
         )
     return Dataset(root, questions)
 

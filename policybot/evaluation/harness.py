@@ -21,6 +21,7 @@ from policybot.core.rows import doc_of
 from policybot.evaluation.datasets import Dataset, Question, load_dataset
 from policybot.evaluation.metrics import auroc, percentile, ranking_metrics, relevant_chunks
 from policybot.evaluation.reports import markdown_report, plot_latency, plot_recall
+from policybot.schemas import Answer
 from policybot.service import PolicyBot
 from policybot.settings import Settings
 
@@ -218,7 +219,11 @@ def run_config(
     }
     questions = dataset.questions[:limit] if limit else dataset.questions
     say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
-    per_question = [_run_question(bot, config, q, list(names), names, all_chunks) for q in questions]
+    histories: dict[str, list[Answer]] = {}  # a conversation's answers so far, for its next turn
+    per_question = [
+        _run_question(bot, config, q, list(names), names, all_chunks, histories.setdefault(q.conversation or q.id, []))
+        for q in questions
+    ]
     result = {
         "format": "policybot eval results v1",
         "dataset": dataset.root.name,
@@ -254,6 +259,7 @@ def _run_question(
     doc_ids: list[str],
     names: dict[str, str],
     all_chunks: list[tuple[str, str, str]],
+    history: list[Answer],
 ) -> dict[str, Any]:
     if config.retrieval == "none":
         return _no_context(bot, q)
@@ -264,9 +270,11 @@ def _run_question(
         "category": q.category,
         "gold_pages": [(g.doc, g.page) for g in q.gold if g.page],
     }
+    if q.conversation:
+        row.update(conversation=q.conversation, turn=q.turn, follow_up=q.follow_up)
     started = time.perf_counter()
     if config.retrieval == "pipeline":
-        ranked, scores = _ask(bot, config, q, row)
+        ranked, scores = _ask(bot, config, q, row, history)
     else:
         ranked, scores = _retrieve(bot, config.retrieval, q.question, doc_ids)
         dense = bot.components.retriever.dense.run(q.question, 1, doc_ids)
@@ -296,9 +304,15 @@ def _run_question(
     return row
 
 
-def _ask(bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any]) -> tuple[list[str], dict[str, float]]:
-    """The whole pipeline: its ranking, and what it answered (into ``row``)."""
-    answer = bot.ask(q.question, use_llm=config.needs_llm)
+def _ask(
+    bot: PolicyBot, config: EvalConfig, q: Question, row: dict[str, Any], history: list[Answer]
+) -> tuple[list[str], dict[str, float]]:
+    """The whole pipeline: its ranking, and what it answered (into ``row``). A conversation's turn
+    is asked after the turns before it, with the answers PolicyBot gave them (``history``)."""
+    answer = bot.ask(q.question, history=list(history), use_llm=config.needs_llm)
+    history.append(answer)
+    if q.conversation:
+        row.update(searched_as=answer.standalone_question, used_context=answer.standalone_question != q.question)
     row.update(
         refused=answer.refused,
         band=answer.band,
@@ -427,8 +441,36 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "rouge_l": round(statistics.mean(r["rouge_l"] for r in scored), 4),
             "similarity": round(statistics.mean(r["similarity"] for r in scored), 4),
         }
+    if any(r.get("conversation") for r in rows):
+        out["conversation"] = conversation_metrics(rows)
     out["cost"] = _cost(rows)
     return out
+
+
+def conversation_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Turn-level retrieval of a conversation set, by kind of turn, and how often the context of
+    the previous question was used exactly when the turn needed it (labelled ``follow_up``)."""
+
+    def r_at_5(group: list[dict[str, Any]]) -> float | None:
+        judged = [r for r in group if r["answerable"] and r["relevant"]]
+        hits = [any(c["relevant"] for c in r["ranked"][:5]) for r in judged]
+        return round(sum(hits) / len(hits), 4) if hits else None
+
+    later = [r for r in rows if (r.get("turn") or 1) > 1]
+    decided = [r for r in later if r.get("used_context") is not None]
+    return {
+        "turns": len(rows),
+        "R@5 first turns": r_at_5([r for r in rows if (r.get("turn") or 1) == 1]),
+        "R@5 follow-ups": r_at_5([r for r in later if r.get("follow_up")]),
+        "R@5 topic switches": r_at_5([r for r in later if r.get("follow_up") is False]),
+        "context used right": round(
+            sum(r["used_context"] == bool(r.get("follow_up")) for r in decided) / len(decided), 4
+        )
+        if decided
+        else None,
+        "context used on a switch": sum(bool(r["used_context"]) and not r.get("follow_up") for r in decided),
+        "context missing on a follow-up": sum(not r["used_context"] and bool(r.get("follow_up")) for r in decided),
+    }
 
 
 def _rate(rows: list[dict[str, Any]]) -> float | None:

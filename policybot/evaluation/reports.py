@@ -18,7 +18,8 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
     lines = [f"# PolicyBot evaluation: {dataset}", ""]
     if ran:
         lines += [f"Profile {ran[0]['profile']} ({ran[0]['embedding_model']}), {ran[0]['created']}.", ""]
-        lines += _retrieval_table(ran) + _refusal_table(ran) + _answer_tables(ran) + _cost_table(ran)
+        lines += _retrieval_table(ran) + _conversation_table(ran) + _refusal_table(ran) + _answer_tables(ran)
+        lines += _cost_table(ran)
         lines += ["", "Configurations:", ""] + [f"- `{r['config']}`: {r['description']}" for r in ran]
     if skipped:
         lines += ["", "Not run here:", ""] + [f"- `{r['config']}`: {r['skipped']}" for r in skipped]
@@ -36,6 +37,24 @@ def _retrieval_table(ran: list[dict[str, Any]]) -> list[str]:
         vals = " | ".join(f"{m.get(c, float('nan')):.3f}" for c in cols)
         lines.append(f"| {r['config']} | {vals} | {r['ingestion']['chunks']} | {r['ingestion']['seconds']:.1f} |")
     return lines
+
+
+def _conversation_table(ran: list[dict[str, Any]]) -> list[str]:
+    keys = ["R@5 first turns", "R@5 follow-ups", "R@5 topic switches", "context used right"]
+    rows = [
+        (
+            r["config"],
+            [_fmt(r["metrics"]["conversation"].get(k)) for k in keys]
+            + [
+                str(r["metrics"]["conversation"]["context used on a switch"]),
+                str(r["metrics"]["conversation"]["context missing on a follow-up"]),
+            ],
+        )
+        for r in ran
+        if "conversation" in r["metrics"]
+    ]
+    headers = keys + ["context used on a switch", "context missing on a follow-up"]
+    return _table("Conversations (turn by turn, each asked after the turns before it)", headers, rows)
 
 
 def _refusal_table(ran: list[dict[str, Any]]) -> list[str]:
