@@ -21,6 +21,8 @@ from policybot.service import PolicyBot
 def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None, latest: bool = True) -> None:
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
+        if latest:  # one click searches the question as it was asked, without the conversation
+            st.button("Search my question on its own", key=f"alone-{index}", on_click=search_alone)
     if answer.named_documents:
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
@@ -48,9 +50,15 @@ def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None
                 st.toast("Thank you — saved on this machine.")
 
 
-def ask(bot: PolicyBot, question: str, options: AskOptions) -> Answer | None:
+def search_alone() -> None:
+    """Ask the last question again without the conversation before it (it replaces that turn)."""
+    question, _ = st.session_state.history.pop()
+    st.session_state["ask_alone"] = question
+
+
+def ask(bot: PolicyBot, question: str, options: AskOptions, alone: bool = False) -> Answer | None:
     """Stream one answer: status line, first passages, then tokens."""
-    history = [answer for _, answer in st.session_state.history]
+    history = [] if alone else [answer for _, answer in st.session_state.history]
     final: dict[str, Answer] = {}
     status = st.status(ANSWER_STAGES["searching"], expanded=False)
     preview = st.empty()
@@ -116,13 +124,15 @@ def page(ctx: PageContext) -> None:
             render_answer(bot, answer, i, ctx.llm_notice, latest=i == len(state.history) - 1)
 
     question = st.chat_input("Ask a question about your policy documents")
+    alone = state.pop("ask_alone", None)
+    question = question or alone
     if question:
         state.last_active = time.time()
         state.notice = None
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
-            answer = ask(bot, question, ctx.options)
+            answer = ask(bot, question, ctx.options, alone=question == alone)
         if answer is not None:
             state.history.append((question, answer))
             st.rerun()

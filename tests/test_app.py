@@ -173,6 +173,37 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     assert messages(at, "assistant")[0].expander[0].image
 
 
+def searched_as(message) -> str | None:
+    found = [shown(c.value) for c in message.caption if c.value.startswith("Searched as")]
+    return found[0].removeprefix("Searched as: ") if found else None
+
+
+def test_follow_ups_never_snowball_and_a_question_can_be_searched_on_its_own(monkeypatch, sample_home):
+    """Issue 20's hospital conversation: a topic switch that ends in "that" stands alone, a true
+    follow-up carries only the previous user question, and one click searches it on its own."""
+    use_home(monkeypatch, sample_home)
+    at = start()
+    for question in (
+        "Someone stole my bike from the garden. Am I covered?",
+        "My son knocked the TV over and broke it, is that covered?",
+        "I was in hospital for 2 months and the house was empty. Does that matter?",
+    ):
+        at = ask(at, question)
+    hospital = messages(at, "assistant")[-1]
+    assert "bike" not in (searched_as(hospital) or "").lower()  # never the conversation so far
+    at = ask(at, "and if it was only 3 weeks?")
+    follow_up = messages(at, "assistant")[-1]
+    assert searched_as(follow_up) == (
+        "I was in hospital for 2 months and the house was empty. Does that matter; and if it was only 3 weeks?"
+    )
+    at.button(key="alone-3").click().run()
+    assert not at.exception
+    assert len(at.session_state["history"]) == 4  # the turn was replaced, not added
+    last_question, last_answer = at.session_state["history"][-1]
+    assert last_question == "and if it was only 3 weeks?" and last_answer.standalone_question == last_question
+    assert searched_as(messages(at, "assistant")[-1]) is None
+
+
 def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home)
     at = ask(start(), "How do I cook a perfect nasi lemak?")

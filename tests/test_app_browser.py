@@ -387,3 +387,61 @@ def test_evidence_table_in_browser(tmp_path):
         assert outside == [], outside
     finally:
         stop(server)
+
+
+# How many finished answers (with their "Copy answer" button) the page shows, at least.
+ANSWERED = """n => [...document.querySelectorAll('[data-testid="stChatMessage"]')]
+    .filter(m => m.innerText.includes('Copy answer')).length >= n"""
+HOSPITAL = [
+    "Someone stole my bike from the garden. Am I covered?",
+    "My son knocked the TV over and broke it, is that covered?",
+    "I was in hospital for 2 months and the house was empty. Does that matter?",
+    "and if it was only 3 weeks?",
+]
+
+
+def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
+    """Issue 20: four turns typed into the chat; the follow-up is searched with the previous user
+    question only, and one click searches it on its own."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    home = tmp_path / "home"
+    assert not PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).failed
+    server, url, log = start_app(home, tmp_path)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 720})
+                page.set_default_timeout(60_000)
+                page.goto(url)
+                chat = page.get_by_test_id("stChatInputTextArea")
+                for turn, question in enumerate(HOSPITAL, start=1):
+                    chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                    chat.fill(question)
+                    chat.press("Enter")
+                    page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
+                searched = page.get_by_text("Searched as:", exact=False)
+                texts = [searched.nth(i).inner_text() for i in range(searched.count())]
+                # Never a snowball: a searched-as text is at most the previous user question and this one.
+                assert texts and all(t.count("; ") <= 1 for t in texts), texts
+                assert not any("bike" in t.lower() and "hospital" in t.lower() for t in texts), texts
+                assert any(t.endswith("Does that matter; and if it was only 3 weeks?") for t in texts), texts
+                if SCREENSHOT_DIR:
+                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "follow-up.png"))
+                page.get_by_role("button", name="Search my question on its own").click()
+                page.wait_for_function(
+                    "() => !document.body.innerText.includes('Search my question on its own')",
+                    timeout=ANSWER_TIMEOUT_MS,
+                )
+                page.wait_for_function(ANSWERED, arg=4, timeout=ANSWER_TIMEOUT_MS)
+                page.wait_for_timeout(1500)
+                assert page.get_by_role("button", name="Search my question on its own").count() == 0
+                body = page.locator("body").inner_text()
+                assert body.count("and if it was only 3 weeks?") == 1, log_tail(log)  # replaced, not added
+                assert "Traceback" not in body
+            finally:
+                browser.close()
+    finally:
+        stop(server)

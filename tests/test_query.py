@@ -4,10 +4,10 @@ import pytest
 
 from policybot.answer.query import (
     clause_references,
-    with_context,
     merge_queries,
     parse_expansion,
     section_matches,
+    with_context,
 )
 
 

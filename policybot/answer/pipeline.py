@@ -266,10 +266,14 @@ class AnswerPipeline:
 
 def _needs_context(lists: RankedLists) -> bool:
     """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
-    the question alone) does: the joined search finds a passage closer in meaning than the
-    question alone does. "and if it was only 3 weeks?" alone is close to nothing; "My son broke
-    the TV, is that covered?" alone is closer to its clause than mixed with the last question."""
+    the question alone) does. Not when its own search is confident (dense and BM25 agree on its
+    best passage: "My son broke the TV, is that covered?"), nor when the joined search finds
+    nothing closer in meaning than the question alone does; "and if it was only 3 weeks?" alone
+    is close to nothing."""
     joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []
+    alone_lexical = lists.get(ListKey("lexical", 1)) or []
+    if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
+        return False
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
 
