@@ -239,3 +239,36 @@ def test_without_a_name_nothing_is_favoured(contracts):
     ids = [d.doc_id for d in contracts.components.index.documents()]
     lists = contracts.components.retriever.lists("Which state's laws govern the agreement?", ids)
     assert ListKey("plain") not in lists
+
+
+def test_a_rewrite_counts_as_far_as_it_agrees_with_the_question():
+    from policybot.answer.retrieval import fusion_weights
+
+    own = [(f"c{i}", 1.0) for i in range(20)]
+    lists = {
+        ListKey("hybrid", 0): own,
+        ListKey("hybrid", 1): [(f"c{i}", 1.0) for i in range(10)],  # finds what the question finds
+        ListKey("hybrid", 2): [(f"x{i}", 1.0) for i in range(10)],  # a confused rewrite: other passages
+        ListKey("hybrid", 3): [("c1", 1.0), ("x1", 1.0)],
+        ListKey("clause"): [("c5", 1.0)],
+    }
+    weights = fusion_weights(lists, 4.0, planned=True, anchor=own)
+    assert weights == {
+        ListKey("hybrid", 0): 4.0,
+        ListKey("hybrid", 1): 1.0,
+        ListKey("hybrid", 2): 0.0,
+        ListKey("hybrid", 3): 0.5,
+        ListKey("clause"): 4.0,
+    }
+    assert fusion_weights(lists, 4.0, planned=False)[ListKey("hybrid", 2)] == 1.0  # the first pass again
+
+
+def test_expansions_never_push_out_what_the_question_found():
+    from policybot.answer.pipeline import _keep_own_order
+    from policybot.answer.retrieval import Fused
+
+    own = [("a", 9.0), ("b", 8.0), ("c", 7.0)]
+    expanded = [Fused("x", 0.5), Fused("b", 0.4), Fused("y", 0.3), Fused("a", 0.2), Fused("c", 0.1)]
+    kept = _keep_own_order(expanded, own)
+    assert [f.chunk_id for f in kept] == ["a", "x", "b", "c", "y"]  # none lower than the question ranked it
+    assert [f.score for f in kept] == [0.5, 0.4, 0.3, 0.2, 0.1]  # scores still fall with the rank

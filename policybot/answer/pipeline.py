@@ -10,7 +10,7 @@ edition of the best source said, when it read differently).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Generator, Iterator, Sequence
 
 import numpy as np
@@ -22,7 +22,15 @@ from policybot.answer.guard import Guard, Verdict
 from policybot.answer.naming import NamedDocument
 from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.answer.references import ReferenceFollower
-from policybot.answer.retrieval import Fused, HybridRetriever, ListKey, RankedLists, fusion_weights, ranked_for_fusion
+from policybot.answer.retrieval import (
+    Fused,
+    HybridRetriever,
+    ListKey,
+    Ranked,
+    RankedLists,
+    fusion_weights,
+    ranked_for_fusion,
+)
 from policybot.answer.scoring import (
     CosineScorer,
     CrossEncoderScorer,
@@ -172,9 +180,11 @@ class AnswerPipeline:
         ranking = ranked_for_fusion(lists)
         if clause:
             ranking[ListKey("clause")] = clause
-        fused = retriever.fusion.run(
-            ranking, fusion_weights(list(ranking), self.settings.original_query_weight, planned)
-        )
+        anchor = first.lists.get(ListKey("hybrid", len(first.queries) - 1))  # the question alone
+        weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if planned else None)
+        fused = retriever.fusion.run(ranking, weights)
+        if planned and anchor:
+            fused = _keep_own_order(fused, anchor)
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
         return Ranking(fused, kept, {cid for cid, _ in clause})
 
@@ -262,6 +272,22 @@ class AnswerPipeline:
             timings=timings,
             usage=usage,
         )
+
+
+def _keep_own_order(fused: list[Fused], own: Ranked) -> list[Fused]:
+    """The expanded ranking, with every passage at least as high as the question alone ranked it:
+    expansions add passages and may lift them, never push out what the question itself found
+    (the two orders interleave, the question's first). Scores keep their order by position."""
+    by_id = {f.chunk_id: f for f in fused}
+    own_rank = {cid: rank for rank, (cid, _) in enumerate(own) if cid in by_id}
+    fused_rank = {f.chunk_id: rank for rank, f in enumerate(fused)}
+    last = len(fused) + len(own)
+    order = sorted(
+        by_id,
+        key=lambda cid: (min(fused_rank[cid], own_rank.get(cid, last)), own_rank.get(cid, last), fused_rank[cid]),
+    )
+    scores = [f.score for f in fused]
+    return [replace(by_id[cid], score=score) for cid, score in zip(order, scores)]
 
 
 def _needs_context(lists: RankedLists) -> bool:

@@ -126,16 +126,35 @@ class ScoreFusion:
         return sorted(fused.items(), key=lambda x: -x[1])
 
 
-def fusion_weights(lists: Sequence[ListKey], original_query_weight: float, planned: bool) -> dict[ListKey, float]:
+def fusion_weights(
+    lists: Mapping[ListKey, Ranked], original_query_weight: float, planned: bool, anchor: Ranked | None = None
+) -> dict[ListKey, float]:
     """RRF weights for a question's lists.
 
     When the plan's queries were searched (``planned``: not just the first pass again), the
     question's own list counts ``original_query_weight`` times each rewrite's, so weak rewrites
-    cannot drown it. A clause named in the question counts as much as the question's own list:
-    a boost, never enough to bury the passages the question matches (a wrong clause match did).
+    cannot drown it, and each rewrite (or HyDE passage) counts only as far as it agrees with what
+    the question alone found (``anchor``: the share of its best 10 among the question's best 20).
+    A confused model's rewrites find other passages and so count for nothing; a good rewrite
+    that finds the same ground reorders it. A clause named in the question counts as much as the
+    question's own list: a boost, never enough to bury the passages the question matches.
     """
     own = original_query_weight if planned else 1.0
-    return {key: own if key.kind == "clause" else (own if key.query == 0 else 1.0) for key in lists}
+    near = {cid for cid, _ in anchor[:AGREEMENT_DEPTH]} if anchor else None
+
+    def weight(key: ListKey) -> float:
+        if key.kind == "clause" or key.query == 0:
+            return own
+        if near is None:
+            return 1.0
+        best = [cid for cid, _ in lists[key][:10]]
+        return sum(cid in near for cid in best) / len(best) if best else 0.0
+
+    return {key: weight(key) for key in lists}
+
+
+# How deep in the question's own ranking a rewrite's best passages count as agreeing with it.
+AGREEMENT_DEPTH = 20
 
 
 Calibrate = Callable[[Sequence[str]], Calibration]  # doc ids -> their off-topic probe scores
