@@ -73,6 +73,10 @@ def test_context_is_the_previous_user_question_only():
         ("Explain Section VII and Article 12", ["VII", "12"]),
         ("Under §3.2, who pays?", ["3.2"]),
         ("Is wear and tear covered?", []),
+        ("Explain 2.5(c)", ["2.5(c)"]),  # a bare clause number, with its list item
+        ("What does clause 2.5(c) exclude?", ["2.5(c)"]),
+        ("1.18 Unoccupied: what does it mean?", ["1.18"]),
+        ("The repair cost $5.2 million, is the 12.5% excess applied?", []),  # amounts, not clauses
     ],
 )
 def test_clause_references(question, refs):

@@ -49,3 +49,17 @@ def test_in_domain_questions_find_their_clause_and_page(sample_bot, question, cl
     assert match is not None, [h.section for h in hits]
     if match.kind == "text":
         assert match.page_start == _page_of_text(match.text)
+
+
+@pytest.mark.parametrize(
+    "query, section",
+    [
+        ("what does clause 5.2 say", "5.2 Escape of water deductible"),
+        ("Explain 2.5(c)", "2.5 Escape of water"),
+        ("What does Section 6.4 require?", "6.4 Security"),
+    ],
+)
+def test_a_clause_named_in_a_search_comes_first_as_in_an_answer(sample_bot, query, section):
+    assert sample_bot.search(query, k=3).hits[0].section.endswith(section)
+    answer = sample_bot.ask(query, use_llm=False)
+    assert answer.citations[0].section.endswith(section)

@@ -214,19 +214,37 @@ class QueryPlanner:
 
 
 _CLAUSE_REF = re.compile(
-    r"\b(?:(clause|section|article|part|chapter|schedule|endorsement)\s+([0-9]+(?:\.[0-9]+)*[a-z]?|[IVXLC]+)\b)|(§\s*[0-9]+(?:\.[0-9]+)*)",
+    r"\b(?:(clause|section|article|part|chapter|schedule|endorsement)\s+([0-9]+(?:\.[0-9]+)*[a-z]?|[IVXLC]+)\b"
+    r"(\([a-z]{1,3}\))?)|(§\s*[0-9]+(?:\.[0-9]+)*)",
     re.IGNORECASE,
+)
+# A bare dotted clause number with its item, "2.5(c)", or a dotted number alone, "5.2", when it is
+# no amount, percentage or version ("$5.2", "5.2%", "v5.2").
+_BARE_REF = re.compile(
+    r"(?<![\w$£€.,/])([0-9]{1,2}(?:\.[0-9]{1,2})+)(\([a-z]{1,3}\))?(?![\w%.,/]*[0-9%])", re.IGNORECASE
 )
 
 
 def clause_references(question: str) -> list[str]:
-    """Clause/section numbers named in a question: "clause 5.2" -> ["5.2"], "Section VII" -> ["VII"]."""
+    """Clause/section numbers named in a question, with a list item when it names one:
+    "clause 5.2" -> ["5.2"], "Section VII" -> ["VII"], "Explain 2.5(c)" -> ["2.5(c)"]."""
     refs = []
     for m in _CLAUSE_REF.finditer(question):
-        ref = m.group(2) or m.group(3).replace("§", "").strip()
-        if ref:
+        ref = (m.group(2) + (m.group(3) or "").lower()) if m.group(2) else m.group(4).replace("§", "").strip()
+        if ref and ref not in refs:
+            refs.append(ref)
+    named = {r.split("(")[0] for r in refs}
+    for m in _BARE_REF.finditer(question):
+        ref = m.group(1) + (m.group(2) or "").lower()
+        if m.group(1) not in named and ref not in refs:
             refs.append(ref)
     return refs
+
+
+def split_item(ref: str) -> tuple[str, str | None]:
+    """ "2.5(c)" -> ("2.5", "(c)"): the clause a section heading carries, and the item within it."""
+    number, _, item = ref.partition("(")
+    return number, f"({item}" if item else None
 
 
 def section_matches(section: str, refs: Sequence[str]) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 import numpy as np
 
 from policybot.answer.naming import NamedDocument, without_naming
-from policybot.answer.query import section_matches
+from policybot.answer.query import clause_references, section_matches, split_item
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
 from policybot.models.embeddings import Embedder
@@ -63,7 +63,8 @@ class LexicalRetriever:
 
 
 class ClauseRetriever:
-    """Chunks of the clauses a question names ("clause 5.2", "Section VII"), in document order."""
+    """Chunks of the clauses a question names ("clause 5.2", "Section VII", "2.5(c)"), in document
+    order; for a list item, the clause's chunks that hold it first."""
 
     def __init__(self, index: DocumentIndex) -> None:
         self.index = index
@@ -72,9 +73,16 @@ class ClauseRetriever:
         allowed = set(doc_ids)
         out: Ranked = []
         for ref in refs:
-            for chunk_id, section in self.index.registry.chunk_ids_with_section(self.index.collection, ref):
-                if doc_of(chunk_id) in allowed and section_matches(section, [ref]) and (chunk_id, 1.0) not in out:
-                    out.append((chunk_id, 1.0))
+            number, item = split_item(ref)
+            found = [
+                chunk_id
+                for chunk_id, section in self.index.registry.chunk_ids_with_section(self.index.collection, number)
+                if doc_of(chunk_id) in allowed and section_matches(section, [number])
+            ]
+            if item:
+                rows = self.index.registry.chunks(self.index.collection, found)
+                found.sort(key=lambda cid: item not in (rows[cid].text if cid in rows else ""))
+            out.extend((cid, 1.0) for cid in found if (cid, 1.0) not in out)
         return out[:limit]
 
 
@@ -233,9 +241,18 @@ class HybridRetriever:
         return sorted(boosted, key=lambda x: -x[1])
 
     def run(self, query: str, k: int, doc_ids: Sequence[str], named: Sequence[NamedDocument] = ()) -> list[Fused]:
-        """The fused ranking of one query (search, and the eval's first-pass configurations)."""
+        """The fused ranking of one query (search, and the eval's first-pass configurations): a clause
+        the query names ("what does clause 5.2 say") first, as when it is asked."""
         lists = self.lists(query, doc_ids, named=named)
-        fused = [Fused(cid, score) for cid, score in lists[ListKey("hybrid")][:k]]
+        refs = clause_references(query)
+        clause = self.clauses.run(refs, doc_ids) if refs else []
+        if clause:
+            ranked = [
+                (f.chunk_id, f.score) for f in self.fusion.run({"hybrid": lists[ListKey("hybrid")], "clause": clause})
+            ]
+        else:
+            ranked = lists[ListKey("hybrid")]
+        fused = [Fused(cid, score) for cid, score in ranked[:k]]
         for key in (ListKey("dense"), ListKey("lexical")):  # each retriever's own rank and score, for search results
             ranks = {cid: (rank, score) for rank, (cid, score) in enumerate(lists[key], start=1)}
             for f in fused:
