@@ -176,6 +176,17 @@ class Settings(BaseSettings):
     original_query_weight: float = Field(
         4.0, ge=0, description="RRF weight of the question's own dense/BM25 lists relative to each rewrite's."
     )
+    expansion_guard: bool = Field(
+        True,
+        description="Each rewrite and HyDE list counts only as far as its best passages agree with the question's "
+        "own ranking, and no passage ends lower than the question alone ranked it "
+        "(eval/decisions/2026-11-25-expansion-guard.md).",
+    )
+    follow_up_context: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="A later question in a conversation: searched with the previous user question when it follows "
+        "it and needs it (auto), always joined to it, or always alone (eval/decisions/2026-11-25-follow-ups.md).",
+    )
     expansion_max_tokens: int = Field(160, ge=32)
     fusion_top_p: float = Field(0.9, gt=0, le=1)
     fusion_temperature: float = Field(0.1, gt=0)

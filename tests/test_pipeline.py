@@ -319,26 +319,26 @@ def test_conversation_keeps_a_bounded_history(sample):
     assert follow.standalone_question.startswith("How does the deductible apply to water damage")
 
 
-def test_original_question_outweighs_each_rewrite(sample, with_llm):
-    """Junk rewrites push the question's own best passage down; weighting the question's lists pulls it back."""
+def test_junk_rewrites_cannot_push_down_what_the_question_alone_found(sample, with_llm):
+    """A confused model's rewrites find other passages: they count for nothing, and no passage ends
+    lower than the question alone ranked it, even when each rewrite weighs as much as the question."""
     junk = (
         '{"hyde": "Bicycles and sports equipment are covered away from the home.", "rewrites": ["bicycle theft", '
         '"sports equipment", "garden furniture", "frozen food"]}'
     )
+    question = "What is the waiting period for accidental damage?"
+    alone = sample.ask(question, fast=True, use_llm=False)
     default = sample.settings.original_query_weight
     try:
         sample.settings.original_query_weight = 1.0
         with_llm(junk, "The waiting period is 14 days [1].")
-        drowned = sample.ask("What is the waiting period for accidental damage?")
-        sample.settings.original_query_weight = 10.0
-        with_llm(junk, "The waiting period is 14 days [1].")
-        kept = sample.ask("What is the waiting period for accidental damage?")
+        expanded = sample.ask(question)
     finally:
         sample.settings.original_query_weight = default
-    alone = sample.ask("What is the waiting period for accidental damage?", fast=True, use_llm=False)
-    best = alone.retrieved[0]
-    assert best in kept.retrieved
-    assert best not in drowned.retrieved or drowned.retrieved.index(best) > kept.retrieved.index(best)
+    assert len(expanded.queries) > 1  # the rewrites were searched
+    for rank, chunk_id in enumerate(alone.retrieved[:5]):
+        assert chunk_id in expanded.retrieved[: rank + 1 + 5]
+    assert expanded.retrieved[0] == alone.retrieved[0]
 
 
 # --- issue 10: named documents, siblings, references, follow-ups ------------------------------
@@ -351,6 +351,25 @@ def test_a_follow_up_without_an_llm_finds_what_is_new_in_it(sample):
     assert len(follow.queries) == 2 and follow.queries[1] == "And what if the leak happened slowly over months?"
     texts = " ".join(" ".join(c.text.split()) for c in follow.citations)
     assert "water escaping gradually over a period of time" in texts
+
+
+@pytest.mark.parametrize(
+    ("rule", "joined"), [("auto", False), ("always", True), ("never", False)], ids=["auto", "always", "never"]
+)
+def test_follow_up_context_rule_decides_what_a_switch_of_topic_is_searched_as(sample, rule, joined):
+    """A new topic that ends in "that" ("What happens if my house is unoccupied, does that matter?" after
+    the bike) stands alone by default; the ablations join every later question, or none."""
+    first = sample.ask("Someone stole my bike from the garden. Am I covered?", use_llm=False)
+    water = sample.ask("How does the deductible apply to water damage?", use_llm=False)
+    default = sample.settings.follow_up_context
+    try:
+        sample.settings.follow_up_context = rule
+        switch = sample.ask("What happens if my house is unoccupied, does that matter?", history=[first], use_llm=False)
+        follow = sample.ask("And what if the leak happened slowly over months?", history=[water], use_llm=False)
+    finally:
+        sample.settings.follow_up_context = default
+    assert ("bike" in switch.standalone_question) is joined
+    assert (len(follow.queries) == 1) is (rule == "never")
 
 
 def test_a_cover_clause_brings_the_clauses_it_points_to(sample):

@@ -115,8 +115,9 @@ class AnswerPipeline:
         yield StageEvent("searching")
         queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            related = len(queries) > 1 and self._follows(question, history[-1].question)
-            first = self._first_pass(queries if related or len(queries) == 1 else queries[1:], by_id, named)
+            if len(queries) > 1 and not self._follows(question, history[-1].question):
+                queries = queries[1:]
+            first = self._first_pass(queries, by_id, named)
         yield PassagesEvent(first.preview)
         context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
         request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
@@ -147,7 +148,10 @@ class AnswerPipeline:
     def _follows(self, question: str, previous: str) -> bool:
         """Whether a question may follow the previous one at all: it is closer in meaning to it than
         half of the off-topic probe questions are ("what time does the football start?" after a
-        question on legal cover is not). Whether it needs it, the search decides (``_needs_context``)."""
+        question on legal cover is not). Whether it needs it, the search decides (``_needs_context``).
+        ``follow_up_context`` "always" / "never" are the ablations."""
+        if self.settings.follow_up_context != "auto":
+            return self.settings.follow_up_context == "always"
         before = self.parts.embed_query(previous)
         probes = self.parts.probe_vectors() @ before
         return float(self.parts.embed_query(question) @ before) > float(np.median(probes)) if len(probes) else True
@@ -158,7 +162,8 @@ class AnswerPipeline:
         lists: RankedLists = {}
         for i, query in enumerate(queries):
             lists.update(retriever.lists(query, list(by_id), i, named=named))
-        if len(queries) > 1 and not _needs_context(lists):  # the question stands alone: search it alone
+        auto = self.settings.follow_up_context == "auto"
+        if len(queries) > 1 and auto and not _needs_context(lists):  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
         fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
@@ -180,10 +185,16 @@ class AnswerPipeline:
         ranking = ranked_for_fusion(lists)
         if clause:
             ranking[ListKey("clause")] = clause
-        anchor = first.lists.get(ListKey("hybrid", len(first.queries) - 1))  # the question alone
-        weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if planned else None)
+        # What the rewrites must agree with: the question alone, or, once the LLM has made a
+        # follow-up standalone from the conversation, that standalone question's own list.
+        if plan.standalone in first.queries:
+            anchor = first.lists.get(ListKey("hybrid", first.queries.index(plan.standalone)))
+        else:
+            anchor = lists.get(ListKey("hybrid", 0))
+        guard = planned and self.settings.expansion_guard
+        weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if guard else None)
         fused = retriever.fusion.run(ranking, weights)
-        if planned and anchor:
+        if guard and anchor:
             fused = _keep_own_order(fused, anchor)
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
         return Ranking(fused, kept, {cid for cid, _ in clause})

@@ -93,6 +93,28 @@ CONFIGS: dict[str, EvalConfig] = {
             adaptive_expansion=False,
         ),
         _cfg(
+            "expansion-unguarded",
+            "pipeline + HyDE + rewrites (no adaptive skip), rewrites not checked against the question's own ranking",
+            "pipeline",
+            needs_llm=True,
+            adaptive_expansion=False,
+            expansion_guard=False,
+        ),
+        _cfg(
+            "follow-ups-always",
+            "fast, every later question in a conversation searched joined to the previous question",
+            "pipeline",
+            fast_mode=True,
+            follow_up_context="always",
+        ),
+        _cfg(
+            "follow-ups-never",
+            "fast, every question in a conversation searched on its own",
+            "pipeline",
+            fast_mode=True,
+            follow_up_context="never",
+        ),
+        _cfg(
             "rerank",
             "pipeline + cross-encoder reranker, fast mode",
             "pipeline",
@@ -206,17 +228,7 @@ def run_config(
         return {"config": config.name, "dataset": dataset.root.name, "skipped": reason}
 
     say(f"{dataset.root.name} / {config.name}: indexing {len(dataset.docs)} documents")
-    started = time.perf_counter()
-    report = bot.ingest(dataset.docs)
-    docs = bot.library.resolve_docs(None)
-    names = {d.doc_id: d.name for d in docs}
-    all_chunks = library_chunks(bot)
-    ingestion = {
-        "seconds": round(sum(d.ingest_seconds for d in docs), 2),
-        "chunks": len(all_chunks),
-        "failed": [o.message for o in report.failed],
-        "wall_seconds": round(time.perf_counter() - started, 2),
-    }
+    names, all_chunks, ingestion = _index(bot, dataset)
     questions = dataset.questions[:limit] if limit else dataset.questions
     say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
     histories: dict[str, list[Answer]] = {}  # a conversation's answers so far, for its next turn
@@ -241,6 +253,21 @@ def run_config(
     (out_dir / "results.json").write_text(json.dumps(result, indent=1, default=str))
     (out_dir / "report.md").write_text(markdown_report([result]))
     return result
+
+
+def _index(bot: PolicyBot, dataset: Dataset) -> tuple[dict[str, str], list[tuple[str, str, str]], dict[str, Any]]:
+    """Index the set's documents; their names, every chunk, and what the ingestion took."""
+    started = time.perf_counter()
+    report = bot.ingest(dataset.docs)
+    docs = bot.library.resolve_docs(None)
+    all_chunks = library_chunks(bot)
+    ingestion = {
+        "seconds": round(sum(d.ingest_seconds for d in docs), 2),
+        "chunks": len(all_chunks),
+        "failed": [o.message for o in report.failed],
+        "wall_seconds": round(time.perf_counter() - started, 2),
+    }
+    return {d.doc_id: d.name for d in docs}, all_chunks, ingestion
 
 
 def library_chunks(bot: PolicyBot) -> list[tuple[str, str, str]]:
