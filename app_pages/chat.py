@@ -18,7 +18,11 @@ from policybot.schemas import Answer
 from policybot.service import PolicyBot
 
 
-def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None, latest: bool = True) -> None:
+def render_answer(
+    bot: PolicyBot, answer: Answer, index: int, banner: str | None, latest: bool = True, reviewer: bool = True
+) -> None:
+    """One answer with its sources. ``reviewer`` (not a locked kiosk): the model's unchecked draft,
+    when it was not shown as the answer, can be opened."""
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
         if latest:  # one click searches the question as it was asked, without the conversation
@@ -29,6 +33,10 @@ def render_answer(bot: PolicyBot, answer: Answer, index: int, banner: str | None
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice and answer.notice != banner:  # the banner already says it
         st.caption(f"ℹ️ {escape_markdown(answer.notice)}")
+    if answer.unchecked_draft and reviewer:
+        with st.expander("The model's unchecked draft (not the answer)", expanded=False):
+            st.caption("Parts of it are not backed by the passages it cites. Shown for reviewers, never to visitors.")
+            st.markdown(literal_block(answer.unchecked_draft), unsafe_allow_html=True)
     if answer.refused:
         st.caption("Closest passages, for reading:")
     for c in answer.shown_citations:
@@ -111,7 +119,7 @@ def page(ctx: PageContext) -> None:
         )
         top[2].download_button(
             "Export JSON",
-            conversation_json(state.history),
+            conversation_json(state.history, reviewer=ctx.can_edit),
             "policybot-conversation.json",
             "application/json",
             key="export-json",
@@ -121,7 +129,7 @@ def page(ctx: PageContext) -> None:
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
-            render_answer(bot, answer, i, ctx.llm_notice, latest=i == len(state.history) - 1)
+            render_answer(bot, answer, i, ctx.llm_notice, latest=i == len(state.history) - 1, reviewer=ctx.can_edit)
 
     question = st.chat_input("Ask a question about your policy documents")
     alone = state.pop("ask_alone", None)

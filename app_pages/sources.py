@@ -22,7 +22,8 @@ def citation_title(c: Citation, refused: bool) -> str:
     if c.ocr_confidence is not None:
         extra += f" · OCR {c.ocr_confidence:.0f}%"
     score = "" if c.referenced_by else f" · score {c.score:.2f}"
-    return f"{escape_markdown(f'[{c.n}] {c.label}')}{mark}{extra}{score}"
+    role = f"{c.role} · " if c.role and not refused else ""
+    return f"{escape_markdown(f'[{c.n}] {role}{c.label}')}{mark}{extra}{score}"
 
 
 def ocr_note(c: Citation, floor: float) -> None:

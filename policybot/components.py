@@ -266,6 +266,7 @@ class Components:
             rows=lambda ids: self.registry.chunks(collection, ids),
             vectors=self.index.vectors,
             embed_query=self.embedder.embed_query,
+            embed=self.embedder.embed,
             reranker=self.reranker() if settings.rerank else None,
             thresholds=self.thresholds,
             profile=self.profile.name,

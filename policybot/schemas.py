@@ -200,6 +200,10 @@ class Citation(BaseModel):
     reference: str | None = Field(
         None, description="What pointed here: 'clause 5.2' or 'definition of Escape of Water'"
     )
+    role: str | None = Field(
+        None,
+        description="What the quoted words do, in plain words: Covered, Not covered, Limit, Condition, Definition",
+    )
     ocr_confidence: float | None = Field(
         None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)"
     )
@@ -260,6 +264,11 @@ class Answer(BaseModel):
         default_factory=list, description="Documents the question names, when favouring them changed the best passages"
     )
 
+    unchecked_draft: str | None = Field(
+        None,
+        description="The model's own answer when some of it did not check out against its sources (it was "
+        "replaced by quotes, or those sentences were removed): for reviewers, never shown as the answer",
+    )
     edition_note: str | None = Field(
         None, description="The best source's clause was worded differently in an older edition: what it said"
     )

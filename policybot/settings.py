@@ -130,6 +130,12 @@ class Settings(BaseSettings):
     contextual_header: bool = Field(
         True, description="Index each chunk with its document title and section path prepended."
     )
+    run_in_headings: bool = Field(
+        False,
+        description="Also take numbered Title Case titles run into their clause in body type ('2. Term. Unless…') "
+        "as section headings. Off: on contracts it split chunks and cost retrieval "
+        "(eval/decisions/2026-11-25-run-in-headings.md).",
+    )
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)
@@ -175,6 +181,11 @@ class Settings(BaseSettings):
     expansion_hyde: bool = Field(True, description="Search the HyDE passage too (ablation switch).")
     original_query_weight: float = Field(
         4.0, ge=0, description="RRF weight of the question's own dense/BM25 lists relative to each rewrite's."
+    )
+    quote_choice: Literal["words", "meaning", "both"] = Field(
+        "words",
+        description="Which sentence or list item of a passage an extractive answer quotes: the one sharing most "
+        "of the question's words, the one closest in meaning (embedded), or words with meaning as tie-break.",
     )
     expansion_guard: bool = Field(
         True,

@@ -143,7 +143,9 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     panels = assistant.expander
     assert panels, "no citation panels"
     first = panels[0]
-    assert shown(first.label).startswith(f"[1] {SAMPLE} (Section 5 Deductibles > 5.2 Escape of water deductible), p.11")
+    # Numbered as in the answer, labelled by what the quote does, then where it is.
+    label = f"[1] Limit · {SAMPLE} (Section 5 Deductibles > 5.2 Escape of water deductible), p.11"
+    assert shown(first.label).startswith(label)
     for panel in panels:
         assert "✓ verified" in panel.label and "unverified" not in panel.label, panel.label
     # The chunk with the quote highlighted, the page image, and the PDF download.
@@ -202,6 +204,36 @@ def test_follow_ups_never_snowball_and_a_question_can_be_searched_on_its_own(mon
     last_question, last_answer = at.session_state["history"][-1]
     assert last_question == "and if it was only 3 weeks?" and last_answer.standalone_question == last_question
     assert searched_as(messages(at, "assistant")[-1]) is None
+
+
+def test_a_made_up_answer_is_never_shown_and_its_draft_is_for_reviewers_only(monkeypatch, sample_home):
+    """Issue 21: a model that writes what the documents do not say. The citizen reads the quoted
+    passages; a reviewer can open the model's draft; a kiosk visitor never sees it."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from policybot.models.llm import fixed_llm
+    from policybot.models.providers import LLMProvider
+
+    made_up = "The cost of this policy per month is $2.50 [1]. I'll make sure to pay for the damage."
+    fake = fixed_llm(FakeListChatModel(responses=[made_up]), name="fake")
+    monkeypatch.setattr(LLMProvider, "get", lambda self: (fake, None))
+    for kiosk in ("0", "1"):
+        use_home(monkeypatch, sample_home, POLICYBOT_KIOSK=kiosk)
+        at = ask(start(), WATER)
+        [assistant] = messages(at, "assistant")
+        answer = at.session_state["history"][-1][1]
+        assert answer.mode == "extractive" and answer.unchecked_draft == made_up
+        shown = plain_text(assistant.markdown[0].value)  # the answer, as the citizen reads it
+        assert "$2.50" not in shown and "$750" in shown
+        drafts = [e for e in assistant.expander if "unchecked draft" in shown_label(e)]
+        if kiosk == "0":
+            assert drafts and "$2.50" in " ".join(plain_text(m.value) for m in drafts[0].markdown)
+        else:
+            assert not drafts
+
+
+def shown_label(element) -> str:
+    return shown(element.label)
 
 
 def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sample_home):

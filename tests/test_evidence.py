@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from policybot.core.roles import role_of
 from policybot.errors import PolicyBotError
 from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
 from policybot.evidence.quotes import best_quote, content_words
-from policybot.evidence.roles import role_of
 from policybot.evidence.table import EvidenceTable
 from policybot.options import EvidenceOptions
 from policybot.service import PolicyBot

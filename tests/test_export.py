@@ -55,3 +55,12 @@ def test_json_export_round_trips():
 def test_empty_conversation_exports():
     assert DISCLAIMER in conversation_markdown([])
     assert json.loads(conversation_json([]))["items"] == []
+
+
+def test_a_kiosk_export_never_holds_the_models_unchecked_draft():
+    answer = extractive().model_copy(update={"unchecked_draft": "The policy costs $2.50 a month [1]."})
+    reviewer = json.loads(conversation_json([("What does it cost?", answer)]))
+    visitor = json.loads(conversation_json([("What does it cost?", answer)], reviewer=False))
+    assert reviewer["items"][0]["answer"]["unchecked_draft"] == "The policy costs $2.50 a month [1]."
+    assert "unchecked_draft" not in visitor["items"][0]["answer"]
+    assert "$2.50" not in json.dumps(visitor) and "$2.50" not in conversation_markdown([("What does it cost?", answer)])

@@ -131,9 +131,11 @@ def test_in_the_uncertain_band_the_llm_decides(sample, with_llm):
     refused = sample.ask(question)
     assert refused.refused and refused.refusal_reason == "the model found no answer in the sources"
     assert refused.llm.purposes[-1] == "answer"  # the LLM was asked, and it declined
-    with_llm(EXPANSION, 'Contents are covered "against physical loss or damage" [1].')
+    closest = " ".join(refused.citations[0].text.split("\n", 1)[-1].split()[:10])  # source [1]'s own words
+    with_llm(EXPANSION, f'The policy says "{closest}" [1].')
     answered = sample.ask(question)
     assert answered.mode == "generated" and not answered.refused and answered.band == "uncertain"
+    assert answered.unchecked_draft is None
 
 
 def test_extractive_answer_says_how_to_start_the_llm(sample):
@@ -181,8 +183,10 @@ def test_generated_answer_with_verified_and_removed_citations(sample, with_llm):
     first = answer.citations[0]
     assert first.cited and first.verified and "$750" in first.quote
     assert first.text[first.quote_start : first.quote_end] == first.quote
-    second = answer.citations[1]
-    assert second.cited and not second.verified  # that quote is not in source 2
+    # The made-up quote of source 2 is not shown: its sentence is taken out, the draft kept for reviewers.
+    assert "Pets" not in answer.answer and answer.unchecked_draft == answer_text
+    assert answer.notice == "1 sentence of the written answer that your documents do not back was removed."
+    assert not answer.citations[1].cited
     assert answer.llm.calls == 2 and answer.llm.purposes == ["expansion", "answer"]
     assert answer.llm.prompt_tokens > 0 and answer.llm.output_tokens > 0
     # The answer prompt numbers each source with its document, section and page.
@@ -436,3 +440,73 @@ def test_a_question_naming_its_document_favours_it_and_quotes_it(twins):
     assert answer.named_documents in ([], ["landlord-form.pdf"])
     plain = twins.ask("How long do I have to send a proof of loss?", use_llm=False)
     assert plain.named_documents == []
+
+
+# --- issue 21: answers that decide --------------------------------------------------------------
+
+
+def test_the_clause_that_decides_a_coverage_question_comes_first_labelled(sample):
+    """ "A slow leak… will you pay?": the exclusion 2.5(c) leads, labelled Not covered, its item
+    quoted with its lead-in and highlighted in its passage."""
+    default = sample.settings.quote_choice
+    try:
+        sample.settings.quote_choice = "meaning"
+        answer = sample.ask("A slow leak under the sink ruined my kitchen floor. Will you pay?", use_llm=False)
+    finally:
+        sample.settings.quote_choice = default
+    first = answer.answer.splitlines()[1]  # after the uncertain band's heading
+    assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water escaping gradually')
+    n = int(first.split('" [', 1)[1].split("]", 1)[0])
+    cited = answer.citations[n - 1]
+    assert cited.role == "Not covered" and cited.section.endswith("2.5 Escape of water")
+    assert cited.text[cited.quote_start : cited.quote_end].startswith("(c) Damage caused by water escaping gradually")
+    roles = {c.role for c in answer.citations if c.cited}
+    assert "Covered" in roles  # the cover it qualifies is quoted too
+
+
+def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
+    answer = sample.ask("What does Unoccupied mean?", use_llm=False)
+    numbers = [int(line.split('" [', 1)[1].split("]", 1)[0]) for line in answer.answer.splitlines() if '" [' in line]
+    retrieved = [n for n in numbers if not answer.citations[n - 1].referenced_by]
+    assert retrieved == sorted(retrieved)
+    assert any(c.role == "Definition" and "60 consecutive days" in (c.quote or "") for c in answer.citations)
+
+
+def test_an_answer_lists_what_it_depends_on_with_citations():
+    """The conditional sentences of a quoted passage that speak to the question, under "Depends on:"."""
+    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
+    from policybot.schemas import Citation
+
+    guide = (
+        "You could get a one-off tax-free payment of £120,000 if you're severely disabled because of a vaccination. "
+        "You can only claim if you were vaccinated in the UK or the Isle of Man. "
+        "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim. "
+        "The payment is made to you or your family."
+    )
+    source = Citation(
+        n=1,
+        chunk_id="g:1",
+        doc="vaccine.pdf",
+        section="1. Overview",
+        page_start=1,
+        page_end=1,
+        text=guide,
+        score=0.8,
+    )
+    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["g:1"], [0.8], "lite", None, band="confident")
+    answer = ExtractiveWriter("gemma3n:e4b").run(
+        draft, "Can I claim a vaccine damage payment if I am disabled?", [source]
+    )
+    lines = answer.answer.splitlines()
+    assert lines[0].startswith('1. "You could get a one-off tax-free payment of £120,000')
+    depends = lines[lines.index("Depends on:") + 1 :]
+    assert (
+        '- "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim." [1]' in depends
+    )
+    assert all(line.endswith("[1]") for line in depends)
+    assert not any("payment is made to you" in line for line in depends)  # no condition in it
+
+
+def test_a_definition_is_quoted_by_its_opening_sentence(sample):
+    answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
+    assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer

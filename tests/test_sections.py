@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from policybot.ingestion.sections import detect_sections, from_outline, from_patterns, heading_kind
+from policybot.ingestion.sections import detect_sections, from_outline, from_patterns, heading_kind, run_in_heading
 
 
 @dataclass
@@ -116,3 +116,51 @@ def test_detect_prefers_outline_then_patterns():
     lines = [L("Section 1 Cover"), L("text", bold=False)]
     assert detect_sections(lines, []).source == "patterns"
     assert detect_sections(lines, [[1, "Section 1 Cover", 1], [1, "Other", 1]]).source == "outline"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2. Term. Unless earlier terminated in accordance with the provisions hereof, the", ("number", "2. Term")),
+        ("3. Grant of Endorsement.", ("number", "3. Grant of Endorsement")),
+        (
+            "18) Maternity (Code-Excl18): Medical treatment expenses traceable to",
+            ("number", "18) Maternity (Code-Excl18)"),
+        ),
+        ("4.    CLOTHING IDENTIFICATION. Consolidated Artists agrees to", ("number", "4. CLOTHING IDENTIFICATION")),
+        (
+            "19.4. Early Termination for Material Breach. If a party",
+            ("dotted2", "19.4. Early Termination for Material Breach"),
+        ),
+        ("1. We will pay for the damage. Then", None),
+        ("5. The Insured must notify us within 24 hours.", None),
+        ("2. Mr. Smith shall sign", None),
+        ("10 above, TPC agrees to pay", None),
+        ("1.2 “Affiliate” means any entity.", None),
+    ],
+)
+def test_run_in_headings_are_numbered_title_case_titles_before_their_clause(text, expected):
+    assert run_in_heading(text) == expected
+
+
+def test_run_in_headings_in_body_type_make_sections_only_when_the_document_numbers_several():
+    clauses = [
+        L("ENDORSEMENT AGREEMENT", bold=True, size=12),
+        L("1. Definitions. In this agreement the following words have these meanings.", bold=False),
+        L("the rest of the definitions, which run over a line.", bold=False),
+        L("2. Term. Unless earlier terminated, the term of this agreement is three years.", bold=False),
+        L("2.1 Renewal. The term renews for one year unless either party gives notice.", bold=False),
+        L("2.2 Notice of Non-Renewal: Notice is given in writing ninety days before the term ends.", bold=False),
+        L("3. Grant of Endorsement. The athlete grants the company the right to use his name.", bold=False),
+        L("3.1 Use. The company may use the name in advertising.", bold=False),
+    ]
+    paths = from_patterns(clauses).paths
+    assert paths[2] == "1. Definitions"
+    assert paths[4] == "2. Term > 2.1 Renewal"
+    assert paths[5] == "2. Term > 2.2 Notice of Non-Renewal"
+    assert paths[6] == "3. Grant of Endorsement"
+    assert paths[7] == "3. Grant of Endorsement > 3.1 Use"
+    assert detect_sections(clauses, [], run_in=True).paths == paths
+    assert set(detect_sections(clauses, []).paths) == {""}  # off by default (run_in_headings)
+    lone = [L("A letter", bold=True, size=12), L("1. Payment. We pay within 30 days of the invoice.", bold=False)]
+    assert from_patterns(lone).paths[1] == ""  # one numbered sentence is not a numbering

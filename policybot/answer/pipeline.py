@@ -75,6 +75,7 @@ class AnswerParts:
     library: Library  # every document, for the earlier-edition note (outside the question's scope)
     chunks_of: ChunksOf
     references: ReferenceFollower | None = None
+    embed: Callable[[Sequence[str]], np.ndarray] | None = None  # passages' sentences, to choose quotes
 
 
 @dataclass
@@ -105,7 +106,7 @@ class AnswerPipeline:
         self.llm_notice = llm_notice
         self.planner = QueryPlanner(settings, llm, parts.thresholds.confident)
         self.selector = Selector(settings, parts.rows)
-        self.extractive = ExtractiveWriter(parts.llm_model)
+        self.extractive = ExtractiveWriter(parts.llm_model, parts.embed, parts.embed_query, settings.quote_choice)
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:

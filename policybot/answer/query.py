@@ -254,3 +254,18 @@ def section_matches(section: str, refs: Sequence[str]) -> bool:
         if re.search(pattern, section, re.IGNORECASE):
             return True
     return False
+
+
+# "Am I covered", "will you pay", "can I claim", "is X included", "can I get", "am I eligible":
+# questions a clause decides (an exclusion, a limit, a condition), not only a cover clause.
+_COVERAGE_QUESTION = re.compile(
+    r"\b(?:am i|are (?:we|they|you)|is (?:it|this|that|my|the|there|[a-z]+)|will (?:you|they|it|the|i)|"
+    r"would (?:you|it|i|the)|can (?:i|we|my)|could (?:i|we)|do (?:i|you|we)|does (?:it|the|my|this|that))\b"
+    r"[^?.]*?\b(?:covered|cover|covers|pay|paid|pays|claim|included|include|eligible|entitled|get|qualify)\b",
+    re.IGNORECASE,
+)
+
+
+def is_coverage_question(question: str) -> bool:
+    """Whether a question asks if something is covered, paid, claimable or allowed."""
+    return bool(_COVERAGE_QUESTION.search(question))

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Generator, Sequence
+from typing import Any, Callable, Generator, Literal, Sequence
+
+import numpy as np
 
 from policybot.answer.citations import CitationChecker
-from policybot.core.text import CLAUSE_BREAK, alnum, split_spans
+from policybot.answer.query import is_coverage_question
+from policybot.answer.support import SupportChecker
+from policybot.core.quotes import choose_quote, quote_units
+from policybot.core.roles import plain_label
+from policybot.core.text import alnum
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent, TokenEvent
 from policybot.models.llm import REFUSAL, ChatLLM, LLMUsage, load_prompt
@@ -22,11 +28,16 @@ NO_LLM_NOTICE = (
     "No language model was used, so the answer quotes the passages that best match. "
     "For written answers, start Ollama with `ollama serve` (and `ollama pull {model}` once)."
 )
-# Extractive answers quote the best passages, at most this many, with this much of each.
+# Extractive answers quote the best passages, at most this many (each by ``core.quotes``).
 EXTRACTIVE_SOURCES = 3
-MAX_QUOTE_CHARS = 400
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
 MAX_VARIANTS = 2
+QuoteChoice = Literal["words", "meaning", "both"]
+# What an answer says when the model's own words did not check out against the documents.
+UNSUPPORTED_NOTICE = (
+    "The written answer did not match your documents, so the passages that best match are quoted instead."
+)
+REMOVED_NOTICE = "{n} sentence{s} of the written answer that your documents do not back {verb} removed."
 # The heading of an answer from the uncertain band: the passages are there, but not sure to answer.
 HEDGE = "These passages may answer your question — check them:"
 
@@ -81,11 +92,24 @@ class AnswerDraft:
 
 
 class ExtractiveWriter:
-    """The best sentences of the top passages, quoted exactly, each with its citation."""
+    """The best sentences of the top passages, quoted exactly, each with its citation.
 
-    def __init__(self, llm_model: str) -> None:
+    Which sentence or list item of a passage is quoted (``quote_choice``): the one sharing most
+    of the question's words ("words"), the one closest in meaning ("meaning": "a slow leak under
+    the sink" is closest to "water escaping gradually… such as a slow drip", which shares one
+    word with it), or shared words with meaning as the tie-break ("both")."""
+
+    def __init__(
+        self,
+        llm_model: str,
+        embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+        embed_query: Callable[[str], np.ndarray] | None = None,
+        quote_choice: QuoteChoice = "words",
+    ) -> None:
         self.llm_model = llm_model  # named in the notice: the command that gets written answers
         self.tokenizer = Tokenizer()
+        self.embed, self.embed_query = embed, embed_query
+        self.quote_choice = quote_choice
 
     def run(
         self,
@@ -99,20 +123,33 @@ class ExtractiveWriter:
             q_terms = set(self.tokenizer(question))
             lines = [HEDGE] if draft.band == "uncertain" else []
             quoted: dict[int, Citation] = {}
-            for src in self._to_quote(sources, named):
-                start, end = self._best_sentences(src.text, q_terms, _heading_end(src))
-                quote = " ".join(src.text[start:end].split())
+            chosen = self._to_quote(sources, named)
+            closeness = self._closeness(question, q_terms, chosen)
+            items = []
+            meaning = _asks_meaning(question)
+            for src in chosen:
+                begin = _heading_end(src)
+                score = _opening(src.text, begin) if meaning and _defines(src) else closeness
+                quote = choose_quote(src.text, score, begin)
+                shown = quote.text(src.text)
                 quoted[src.n] = src.model_copy(
                     update={
                         "cited": True,
-                        "quote": src.text[start:end],
-                        "quote_start": start,
-                        "quote_end": end,
+                        "quote": src.text[quote.start : quote.end],
+                        "quote_start": quote.start,
+                        "quote_end": quote.end,
                         "verified": True,
+                        "role": plain_label(src.section, shown),
                     }
                 )
+                items.append((quoted[src.n], shown, closeness(src.text[quote.start : quote.end])))
+            for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
                 note = f" (referenced by [{src.referenced_by[0]}]: {src.reference})" if src.referenced_by else ""
-                lines.append(f'{len(quoted)}. "{quote}" [{src.n}] — {src.label}{note}')
+                role = f"{src.role}: " if src.role else ""
+                lines.append(f'{i}. {role}"{shown}" [{src.n}] — {src.label}{note}')
+            conditions = _conditions(items, closeness)
+            if conditions:
+                lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text in conditions]
         notice = notice or NO_LLM_NOTICE.format(model=self.llm_model)
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
@@ -136,21 +173,96 @@ class ExtractiveWriter:
             chosen += variants[:MAX_VARIANTS]
         return chosen + [s for s in sources if s.referenced_by]
 
-    def _best_sentences(self, text: str, q_terms: set[str], begin: int = 0) -> tuple[int, int]:
-        """Span of the sentence (with its neighbour when short) sharing the most question terms."""
-        spans = split_spans(text, CLAUSE_BREAK, begin)
-        if not spans:
-            return 0, len(text)
-        best = max(
-            range(len(spans)), key=lambda i: (len(q_terms & set(self.tokenizer(text[spans[i][0] : spans[i][1]]))), -i)
+    def _closeness(self, question: str, q_terms: set[str], chosen: list[Citation]) -> Callable[[str], float]:
+        """How much a sentence or list item speaks to the question (see ``quote_choice``); the
+        units of every quoted passage are embedded in one batch."""
+
+        def shared(unit: str) -> float:
+            return len(q_terms & set(self.tokenizer(unit)))
+
+        if self.quote_choice == "words" or self.embed is None or self.embed_query is None:
+            return shared
+        units = list(
+            dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, _heading_end(src)))
         )
-        start, end = spans[best]
-        if end - start < 120 and best + 1 < len(spans) and spans[best + 1][1] - start <= MAX_QUOTE_CHARS:
-            end = spans[best + 1][1]
-        if end - start > MAX_QUOTE_CHARS:
-            cut = text.rfind(" ", start, start + MAX_QUOTE_CHARS)
-            end = cut if cut > start else start + MAX_QUOTE_CHARS
-        return start, end
+        if not units:
+            return shared
+        cosines = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
+        if self.quote_choice == "both":  # shared words first; meaning (a cosine, under 1) breaks their ties
+            return lambda unit: shared(unit) + cosines.get(unit, 0.0)
+        return lambda unit: cosines.get(unit, 0.0)
+
+
+# What decides a coverage question, before the cover itself.
+_DECIDING = ("Not covered", "Limit", "Condition")
+DECIDING_SHARE = 0.75
+
+
+# The sentences a passage makes its answer hold under ("if you are over State Pension age", "only
+# if your schedule shows it", "provided you reported it within 24 hours", "you must…").
+_CONDITION = re.compile(
+    r"\b(?:if|only if|unless|provided(?: that)?|as long as|so long as|you must|you need to|you(?:'|’)ll need|"
+    r"you will need|you have to|must be|at least|no more than|no later than|within \d+|subject to)\b",
+    re.IGNORECASE,
+)
+DEPENDS_ON = "Depends on:"
+MAX_CONDITIONS = 3
+# A condition is listed when it speaks to the question at least half as closely as the best
+# sentence or list item of the quoted passages.
+CONDITION_SHARE = 0.5
+Quoted = tuple[Citation, str, float]  # the source, its quote as shown, how close the quote is to the question
+
+
+def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
+    """For a coverage question ("will you pay?", "am I eligible?"), a quote that excludes, limits
+    or sets a condition comes before the cover it qualifies, when it speaks to the question about
+    nearly as closely as the best other quote (at least 75 %): the passages were already judged relevant
+    by retrieval, only their order changes. Supporting sources stay last."""
+    if not is_coverage_question(question):
+        return items
+    retrieved = [item for item in items if not item[0].referenced_by]
+    supporting = [item for item in items if item[0].referenced_by]
+    others = [score for src, _, score in retrieved if src.role not in _DECIDING]
+    bar = DECIDING_SHARE * max(others, default=0.0)
+    return sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar)) + supporting
+
+
+_MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
+
+
+def _asks_meaning(question: str) -> bool:
+    """ "What is the definition of…", "What does Unoccupied mean?"."""
+    return bool(_MEANING.search(question))
+
+
+def _defines(src: Citation) -> bool:
+    return any("definition" in part.lower() for part in src.section.split(" > "))
+
+
+def _opening(text: str, begin: int) -> Callable[[str], float]:
+    """A definition is its opening sentence ("Means you, the policyholder…"): quote that, whatever
+    words a later sentence of it shares with the question ("An Insured Person also includes…")."""
+    units = quote_units(text, begin)
+    first = text[units[0][0] : units[0][1]] if units else ""
+    return lambda unit: 1.0 if unit == first else 0.0
+
+
+def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str]]:
+    """The conditional sentences of the quoted passages that were not quoted already, closest to
+    the question first: what the answer holds under, each with its source."""
+    retrieved = [(src, shown) for src, shown, _ in items if not src.referenced_by]
+    units = [(src, shown, s, e) for src, shown in retrieved for s, e in quote_units(src.text, _heading_end(src))]
+    best = max((closeness(src.text[s:e]) for src, _, s, e in units), default=0.0)
+    found: list[tuple[float, int, str]] = []
+    for src, shown, s, e in units:
+        unit = " ".join(src.text[s:e].split())
+        if unit in " ".join(shown.split()) or not _CONDITION.search(unit) or len(unit) > 400:
+            continue
+        score = closeness(src.text[s:e])
+        if score > 0 and score >= CONDITION_SHARE * best:
+            found.append((score, src.n, unit))
+    found.sort(key=lambda f: -f[0])
+    return [(n, unit) for _, n, unit in found[:MAX_CONDITIONS]]
 
 
 def _clause_heading(src: Citation) -> str:
@@ -176,6 +288,7 @@ class LLMWriter:
         self.settings = settings
         self.fallback = fallback
         self.checker = CitationChecker()
+        self.support = SupportChecker()
 
     def run(self, draft: AnswerDraft, question: str, sources: list[Citation]) -> Generator[Event, None, Answer]:
         yield StageEvent("writing")
@@ -193,15 +306,34 @@ class LLMWriter:
                     yield TokenEvent(piece)
             except Exception as exc:
                 # The LLM went away mid-answer: fall back to quoting rather than failing.
-                notice = f"The language model failed ({str(exc)[:120]}); showing the best passages instead."
-                return self.fallback.run(draft, question, sources, notice)
+                failed = f"The language model failed ({str(exc)[:120]}); showing the best passages instead."
+                return self.fallback.run(draft, question, sources, failed)
         raw = "".join(parts).strip()
         with draft.timings.measure("citations"):
             if is_refusal(raw):
                 return draft.refusal(sources, "the model found no answer in the sources")
             checked = self.checker.run(raw, sources)
+            support = self.support.run(checked.text, checked.citations)
+        if not support.any_supported:  # nothing it says is backed: the passages speak instead
+            quoted = self.fallback.run(draft, question, sources, UNSUPPORTED_NOTICE)
+            return quoted.model_copy(update={"unchecked_draft": raw})
+        notice: str | None = checked.notice
+        draft_text: str | None = None
+        removed_markers = checked.removed_markers
+        if support.unsupported:
+            removed = len(support.unsupported)
+            draft_text = raw
+            checked = self.checker.run(support.without_unsupported(checked.text), sources)
+            notice = REMOVED_NOTICE.format(
+                n=removed, s="" if removed == 1 else "s", verb="was" if removed == 1 else "were"
+            )
         return draft.answer(
-            checked.text, "generated", checked.citations, removed_markers=checked.removed_markers, notice=checked.notice
+            checked.text,
+            "generated",
+            checked.citations,
+            removed_markers=removed_markers,
+            notice=notice,
+            unchecked_draft=draft_text,
         )
 
     def _system(self, sources: Sequence[Citation]) -> str:

@@ -90,13 +90,15 @@ def conversation_markdown(items: list[tuple[str, Answer]]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def conversation_json(items: list[tuple[str, Answer]]) -> str:
-    """Every question with its full answer, as versioned JSON."""
+def conversation_json(items: list[tuple[str, Answer]], reviewer: bool = True) -> str:
+    """Every question with its full answer, as versioned JSON; without the model's unchecked
+    drafts unless for a reviewer (a kiosk visitor never gets them)."""
+    hidden = None if reviewer else {"unchecked_draft"}
     payload = {
         "schema_version": EXPORT_SCHEMA_VERSION,
         "exported_at": _now(),
         "disclaimer": DISCLAIMER,
-        "items": [{"question": q, "answer": a.model_dump(mode="json")} for q, a in items],
+        "items": [{"question": q, "answer": a.model_dump(mode="json", exclude=hidden)} for q, a in items],
     }
     return json.dumps(payload, ensure_ascii=False, indent=2)
 

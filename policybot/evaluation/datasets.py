@@ -37,6 +37,9 @@ class Question:
     conversation: str | None = None
     turn: int | None = None
     follow_up: bool | None = None
+    # The sentences a conditional answer holds under ("severe disablement means at least 60%
+    # disabled"), from sets that carry them (``answers[*].conditions``).
+    conditions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -71,6 +74,7 @@ def load_dataset(root: str | Path) -> Dataset:
                 raw.get("conversation"),
                 raw.get("turn"),
                 raw.get("follow_up"),
+                list(dict.fromkeys(c for a in raw.get("answers") or [] for c in a.get("conditions") or [])),
             )
         )
     return Dataset(root, questions)

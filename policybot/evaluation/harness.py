@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from policybot.core.rows import doc_of
+from policybot.evaluation import answer_quality
+from policybot.evaluation.answer_quality import conditions_stated, gold_in_answer, unsupported_sentences
 from policybot.evaluation.datasets import Dataset, Question, load_dataset
 from policybot.evaluation.metrics import auroc, percentile, ranking_metrics, relevant_chunks
 from policybot.evaluation.reports import markdown_report, plot_latency, plot_recall
@@ -130,6 +132,13 @@ CONFIGS: dict[str, EvalConfig] = {
         _cfg("chunk-structure", "hybrid over structure-aware recursive chunks", "hybrid", chunker="structure"),
         _cfg("chunk-recursive", "hybrid over recursive 1000/150 chunks per section", "hybrid", chunker="recursive"),
         _cfg(
+            "run-in-headings",
+            "fast, with run-in headings in body type read as sections ('2. Term. Unless…')",
+            "pipeline",
+            fast_mode=True,
+            run_in_headings=True,
+        ),
+        _cfg(
             "no-header", "hybrid, chunks indexed without their title/section header", "hybrid", contextual_header=False
         ),
         _cfg(
@@ -168,10 +177,15 @@ GRID = list(CONFIGS)
 
 # Settings that change the index: configurations differing in them need their own.
 _INDEX_KEYS = ("chunker", "chunk_scope", "contextual_header", "semantic_merge_tokens", "profile")
+# Index settings added later: they enter the cache key only when not at their default, so the
+# indexes already built stay valid.
+_LATER_INDEX_KEYS = {"run_in_headings": False}
 
 
 def index_home(cache: Path, dataset: Dataset, settings: Settings) -> Path:
-    key = json.dumps({k: str(getattr(settings, k)) for k in _INDEX_KEYS}, sort_keys=True)
+    values = {k: str(getattr(settings, k)) for k in _INDEX_KEYS}
+    values.update({k: str(getattr(settings, k)) for k, d in _LATER_INDEX_KEYS.items() if getattr(settings, k) != d})
+    key = json.dumps(values, sort_keys=True)
     return cache / dataset.root.name / hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
@@ -196,6 +210,7 @@ _REPORTED_SETTINGS = (
     "chunk_scope",
     "contextual_header",
     "semantic_merge_tokens",
+    "run_in_headings",
     "rrf_k",
     "fast_mode",
     "rerank",
@@ -367,9 +382,22 @@ def _ask(
         ],
         reference=q.answer,
     )
+    row.update(_reading(q, answer))
     if q.answer and answer.mode == "generated":
         row.update(answer_scores(bot, q.answer, answer.answer))
     return answer.retrieved, dict(zip(answer.retrieved, answer.retrieved_scores))
+
+
+def _reading(q: Question, answer: Answer) -> dict[str, Any]:
+    """What the citizen reads: gold passage and conditions in the answer, unsupported sentences."""
+    shown = "" if answer.refused else answer.answer
+    passages = {c.n: c.text for c in answer.citations}
+    return {
+        "gold_in_answer": bool(shown) and gold_in_answer(q, shown),
+        "conditions_total": len(q.conditions),
+        "conditions_stated": conditions_stated(q, shown),
+        "unsupported": unsupported_sentences(answer.mode, shown, passages, [c.n for c in answer.citations if c.cited]),
+    }
 
 
 def _retrieve(
@@ -468,6 +496,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "rouge_l": round(statistics.mean(r["rouge_l"] for r in scored), 4),
             "similarity": round(statistics.mean(r["similarity"] for r in scored), 4),
         }
+    if any("unsupported" in r for r in rows):
+        out["reading"] = answer_quality.summary(rows)
     if any(r.get("conversation") for r in rows):
         out["conversation"] = conversation_metrics(rows)
     out["cost"] = _cost(rows)

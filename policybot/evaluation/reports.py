@@ -18,7 +18,8 @@ def markdown_report(results: list[dict[str, Any]], plots: dict[str, str] | None 
     lines = [f"# PolicyBot evaluation: {dataset}", ""]
     if ran:
         lines += [f"Profile {ran[0]['profile']} ({ran[0]['embedding_model']}), {ran[0]['created']}.", ""]
-        lines += _retrieval_table(ran) + _conversation_table(ran) + _refusal_table(ran) + _answer_tables(ran)
+        lines += _retrieval_table(ran) + _conversation_table(ran) + _refusal_table(ran) + _reading_table(ran)
+        lines += _answer_tables(ran)
         lines += _cost_table(ran)
         lines += ["", "Configurations:", ""] + [f"- `{r['config']}`: {r['description']}" for r in ran]
     if skipped:
@@ -76,6 +77,18 @@ def _refusal_table(ran: list[dict[str, Any]]) -> list[str]:
             )
             for r in ran
         ],
+    )
+
+
+def _reading_table(ran: list[dict[str, Any]]) -> list[str]:
+    def cells(m: dict[str, Any]) -> list[str]:
+        stated = _fmt(m["conditions_stated"]) + (f" ({m['conditions']})" if m["conditions"] else "")
+        return [_fmt(m["gold_in_answer"]), stated, f"{m['with_unsupported']} of {m['shown']}"]
+
+    return _table(
+        "What the answer text holds (gold passage: answerable questions; conditions: of the gold answers')",
+        ["gold passage in the answer", "conditions stated", "shown answers with an unsupported sentence"],
+        [(r["config"], cells(r["metrics"]["reading"])) for r in ran if "reading" in r["metrics"]],
     )
 
 

@@ -7,7 +7,8 @@ from typing import Callable
 
 from policybot.answer.references import Glossary
 from policybot.core.passages import Passage
-from policybot.core.text import CLAUSE_BREAK, alnum, split_spans, words
+from policybot.core.quotes import MAX_QUOTE_CHARS, choose_quote
+from policybot.core.text import alnum, words
 
 ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its chunk ids
 SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, section path) in order
@@ -30,26 +31,17 @@ def content_words(text: str) -> set[str]:
     return out
 
 
-def best_quote(text: str, topic: str, max_chars: int = 400) -> tuple[int, int]:
-    """The span of ``text`` that speaks most to the topic: the clause (sentence, list item) that
-    shares most of the topic's words, earliest on a tie; the opening clause when none does."""
+def best_quote(text: str, topic: str, max_chars: int = MAX_QUOTE_CHARS) -> tuple[int, int]:
+    """The span of ``text`` that speaks most to the topic: the sentence or whole list item
+    (``core.quotes``) that shares most of the topic's words, earliest on a tie; the opening one
+    when none does. A list item's lead-in is part of the span when it comes right before it."""
     wanted = content_words(topic)
-    spans = [(s, e) for s, e in split_spans(text, CLAUSE_BREAK) if text[s:e].strip()] or [(0, len(text))]
-    best, best_score = spans[0], -1.0
-    for s, e in spans:
-        have = content_words(text[s:e])
-        score = len(wanted & have) + (0.5 if len(alnum(text[s:e])) >= 30 else 0.0)
-        if score > best_score:
-            best, best_score = (s, e), score
-    s, e = best
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    if e - s > max_chars:  # a long clause: cut at a word boundary
-        cut = text.rfind(" ", s, s + max_chars)
-        e = cut if cut > s else s + max_chars
-    return s, e
+
+    def score(unit: str) -> float:
+        return len(wanted & content_words(unit)) + (0.5 if len(alnum(unit)) >= 30 else 0.0)
+
+    quote = choose_quote(text, score, max_chars=max_chars)
+    return quote.start, quote.end
 
 
 def snippet(passage: Passage, topic: str, max_chars: int = 220) -> str:

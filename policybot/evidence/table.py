@@ -10,8 +10,8 @@ from policybot.answer.citations import locate_quote
 from policybot.answer.references import Glossary
 from policybot.answer.selection import same_text
 from policybot.core.passages import Passage
+from policybot.core.roles import role_of
 from policybot.evidence.quotes import best_quote
-from policybot.evidence.roles import role_of
 from policybot.schemas import EvidenceRole, EvidenceRow, page_range
 
 ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its chunk ids

@@ -112,8 +112,11 @@ class Reader:
 class SectionFinder:
     """Every line labelled with its section path; an outline's root names the document."""
 
+    def __init__(self, run_in_headings: bool = False) -> None:
+        self.run_in_headings = run_in_headings
+
     def run(self, parsed: ParsedDocument, progress: ProgressFn) -> ParsedDocument:
-        found = find_sections(parsed)
+        found = find_sections(parsed, self.run_in_headings)
         progress(Progress(parsed.file_name, "sections", found.sections_found, found.sections_found))
         return found
 
@@ -233,7 +236,7 @@ class IngestPipeline:
         self.parts = parts
         s = parts.settings
         self.reader = Reader(s, parts.ocr)
-        self.sections = SectionFinder()
+        self.sections = SectionFinder(s.run_in_headings)
         self.chunks = ChunkStage(s, parts.chunker)
         self.embed = EmbedStage(parts.embedder, s.embed_batch_size)
         self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)

@@ -1,17 +1,13 @@
-"""What a passage does for an issue: it covers, limits, defines, sets a condition or a claim
-procedure. Read from the titles of its section path and from its own words."""
+"""What a passage does: it covers, limits, defines, sets a condition or a claim procedure. Read
+from the titles of its section path and from its own words. One role model for evidence mode's
+table and for the labels an answer puts on its quotes (*Covered*, *Not covered*, *Limit*,
+*Condition*, *Definition*)."""
 
 from __future__ import annotations
 
 import re
-from typing import Callable
 
-from policybot.answer.references import Glossary
 from policybot.schemas import EvidenceRole
-
-ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its chunk ids
-SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, section path) in order
-GlossaryOf = Callable[[str], Glossary]
 
 # What a passage does, from the titles of its section path (deepest first) and its own words.
 _ROLE_OF_TITLE: list[tuple[EvidenceRole, re.Pattern[str]]] = [
@@ -48,3 +44,27 @@ def role_of(section: str, quote: str) -> EvidenceRole:
             if pattern.search(part):
                 return role
     return "other"
+
+
+_EXCLUDING_WORDS = re.compile(
+    r"\b(?:we will not|we do not|we don't|does not (?:cover|insure|include)|not (?:covered|insured|included)|"
+    r"excluded?|exclusions?|what is not covered|you cannot|you can't|is not eligible|are not eligible)\b",
+    re.I,
+)
+# The plain words a citizen reads beside a quote, by role.
+_LABELS: dict[EvidenceRole, str] = {
+    "covers": "Covered",
+    "limits": "Limit",
+    "defines": "Definition",
+    "condition": "Condition",
+    "procedure": "Condition",
+}
+
+
+def plain_label(section: str, quote: str) -> str | None:
+    """The label of a quoted passage in plain words; *Not covered* when the quote (or the heading
+    over it, "What is not covered … (c) …") excludes; none when its role is unclear."""
+    role = role_of(section, quote)
+    if role in ("limits", "covers", "other") and _EXCLUDING_WORDS.search(quote):
+        return "Not covered"
+    return _LABELS.get(role)

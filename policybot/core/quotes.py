@@ -1,0 +1,130 @@
+"""Choosing the quote a passage is shown by: a whole sentence or a whole list item, never a
+fragment.
+
+Both the answer (``answer/writers.py``) and evidence mode (``evidence/quotes.py``) quote
+passages, and a citizen reads the quote, not the passage. Policy text is lists under lead-ins
+("We will not cover: … (c) damage caused by water escaping gradually…"), so a quote that is the
+best-matching clause alone is often unreadable: "(f) Accidental Damage under clauses 2.18 and
+3.14.", "…from any condition: a.", "Flood, as used in this flood insurance policy, means: 1.".
+The rules here:
+
+- the units are sentences and list items; a bare item marker ("a.", "1.", "(c)") belongs to the
+  item after it, never ends a quote;
+- the unit closest to the question wins (the caller scores), the earliest on a tie;
+- a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
+  such as "What is not covered"): joined when they are next to each other, else shown as
+  "lead-in … item";
+- a lead-in chosen on its own brings its first item; a short sentence brings the next;
+- a unit longer than the limit is cut at its last clause break (";" or ","), marked "…".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from policybot.core.text import split_spans
+
+MAX_QUOTE_CHARS = 500
+SHORT_QUOTE_CHARS = 120
+ELLIPSIS = " … "
+# Sentence ends, and line breaks before a list item ("1.", "a)", "(c)", "-").
+_UNIT_BREAK = re.compile(r"(?<=[.;:!?])\s+|\n(?=\s*(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•]))")
+# A line that introduces what follows: ends in ":" or is a short heading without punctuation.
+_LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
+_BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
+_ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The highlighted span of a passage (contiguous), and the lead-in shown before it when
+    the two are apart."""
+
+    start: int
+    end: int
+    lead_in: tuple[int, int] | None = None
+    cut: bool = False  # the unit went on past the limit
+
+    def text(self, source: str) -> str:
+        body = " ".join(source[self.start : self.end].split()) + ("…" if self.cut else "")
+        if self.lead_in is None:
+            return body
+        return " ".join(source[self.lead_in[0] : self.lead_in[1]].split()) + ELLIPSIS + body
+
+
+def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
+    """The sentences and list items of ``text[begin:]``, trimmed, bare markers joined to their item."""
+    units: list[tuple[int, int]] = []
+    pending: int | None = None
+    for s, e in split_spans(text, _UNIT_BREAK, begin):
+        s, e = _trim(text, s, e)
+        if s >= e:
+            continue
+        if _BARE_MARKER.match(text[s:e]):
+            pending = s if pending is None else pending
+            continue
+        units.append((pending if pending is not None else s, e))
+        pending = None
+    if pending is not None and units:  # a marker with nothing after it belongs to the last unit
+        units[-1] = (units[-1][0], len(text.rstrip()))
+    return units
+
+
+def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
+    """The quote of ``text`` that ``score`` rates best (see the module's rules)."""
+    units = quote_units(text, begin) or [_trim(text, 0, len(text))]
+    best = max(range(len(units)), key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
+    start, end = units[best]
+    lead_in = None
+    if _LEAD_IN.search(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
+        end = units[best + 1][1]
+    elif _ITEM.match(text[start:end]):
+        j = _lead_in(text, units, best)
+        if j is not None and j == best - 1 and end - units[j][0] <= max_chars:
+            start = units[j][0]
+        elif j is not None:
+            lead_in = units[j]
+    elif end - start < SHORT_QUOTE_CHARS and best + 1 < len(units) and units[best + 1][1] - start <= max_chars:
+        after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
+        if not _ITEM.match(after) and not _LEAD_IN.search(after):  # a sentence, not a new list
+            end = units[best + 1][1]
+    following = next((i for i, (s, _) in enumerate(units) if s >= end), len(units))
+    while following < len(units) and text[start:end].rstrip().endswith(":"):  # never end on a lead-in
+        if units[following][1] - start > max_chars:
+            break
+        end, following = units[following][1], following + 1
+    if end - start <= max_chars:
+        return Quote(start, end, lead_in)
+    return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _lead_in(text: str, units: list[tuple[int, int]], item: int) -> int | None:
+    """The unit that introduces a list item: the nearest earlier one ending in ":", passing only
+    over the item's siblings."""
+    for j in range(item - 1, -1, -1):
+        unit = text[units[j][0] : units[j][1]].rstrip()
+        if _LEAD_IN.search(unit) and not _ITEM.match(unit):
+            return j
+        if not _ITEM.match(unit):
+            return None
+    return None
+
+
+def _cut(text: str, start: int, limit: int) -> int:
+    """Where a long unit is cut: its last "; " or ", " before the limit, else its last space."""
+    for mark in (";", ","):
+        at = text.rfind(mark, start + SHORT_QUOTE_CHARS, limit)
+        if at > start:
+            return at
+    at = text.rfind(" ", start, limit)
+    return at if at > start else limit
+
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e

@@ -1,0 +1,92 @@
+"""Quotes a citizen can read: a whole sentence or list item with its lead-in, never a fragment
+that ends in a bare "a." or ":"; and the labels an answer puts on them."""
+
+from __future__ import annotations
+
+import pytest
+
+from policybot.core.quotes import choose_quote, quote_units
+from policybot.core.roles import plain_label
+
+ESCAPE_OF_WATER = (
+    "2.5 Escape of water\n"
+    "We will cover loss or damage caused by Escape of Water, and by water freezing in a fixed water or\n"
+    "heating installation.\n"
+    "What is not covered\n"
+    "(a) The cost of repairing or replacing the appliance, pipe, tank or fitting from which the water escaped,\n"
+    "unless the damage was caused by frost.\n"
+    "(b) Damage caused by the failure or wearing away of grouting, sealant or silicone around baths, showers,\n"
+    "sinks or tiles.\n"
+    "(c) Damage caused by water escaping gradually over a period of time, such as a slow drip from a pipe\n"
+    "joint, which an Insured Person could reasonably have noticed and dealt with.\n"
+    "(d) Loss or damage while the Home is Unoccupied (see clause 6.3)."
+)
+FLOOD = (
+    "A. Flood, as used in this flood insurance policy, means:\n"
+    "1.\n"
+    "A general and temporary condition of partial or complete inundation of two or more acres of normally dry "
+    "land area or of two or more properties (one of which is your property) from:\n"
+    "a.\n"
+    "Overflow of inland or tidal waters;"
+)
+
+
+def words_score(*wanted: str):
+    return lambda unit: sum(w in unit.lower() for w in wanted)
+
+
+def test_a_list_item_is_quoted_with_its_lead_in():
+    quote = choose_quote(ESCAPE_OF_WATER, words_score("gradually", "slow"))
+    assert quote.text(ESCAPE_OF_WATER) == (
+        "What is not covered … (c) Damage caused by water escaping gradually over a period of time, such as a slow "
+        "drip from a pipe joint, which an Insured Person could reasonably have noticed and dealt with."
+    )
+    assert ESCAPE_OF_WATER[quote.start : quote.end].startswith("(c) Damage")  # what is highlighted: the item
+    first = choose_quote(ESCAPE_OF_WATER, words_score("repairing", "appliance"))
+    assert ESCAPE_OF_WATER[first.start : first.end].startswith("What is not covered\n(a) The cost")  # next to it
+
+
+def test_no_quote_ends_in_a_bare_marker_or_a_colon():
+    for wanted in (("flood", "means"), ("general", "temporary"), ("overflow",), ("inundation",)):
+        shown = choose_quote(FLOOD, words_score(*wanted)).text(FLOOD)
+        assert not shown.endswith((":", " a.", " 1.")), shown
+    assert all(FLOOD[s:e].strip() not in ("1.", "a.") for s, e in quote_units(FLOOD))
+    lead = choose_quote(FLOOD, words_score("flood", "means")).text(FLOOD)
+    assert lead.startswith("A. Flood, as used in this flood insurance policy, means: 1. A general and temporary")
+
+
+def test_a_long_unit_is_cut_at_a_clause_break_and_says_so():
+    text = "We will pay " + ", ".join(f"item {i} of the schedule" for i in range(60)) + "."
+    quote = choose_quote(text, words_score("pay"), max_chars=300)
+    shown = quote.text(text)
+    assert quote.cut and shown.endswith("…") and len(shown) <= 302
+    assert text[quote.start : quote.end].endswith("schedule")  # cut at a comma, never mid-word
+
+
+@pytest.mark.parametrize(
+    ("section", "quote", "label"),
+    [
+        (
+            "Section 2 Buildings Cover > 2.5 Escape of water",
+            "What is not covered … (c) Damage caused by water",
+            "Not covered",
+        ),
+        ("Section 5 Deductibles > 5.2 Escape of water deductible", "A higher Deductible of $750 applies", "Limit"),
+        (
+            "Section 1 Definitions > 1.18 Unoccupied",
+            "The Home has not been lived in for more than 60 days.",
+            "Definition",
+        ),
+        ("Section 6 Conditions > 6.2 Waiting period", "The cover starts 14 days after you buy it.", "Condition"),
+        ("Section 3 Contents Cover > 3.2 Insured events", "We will cover loss or damage to your Contents", "Covered"),
+        ("", "You could get a one-off payment.", None),
+    ],
+)
+def test_quotes_are_labelled_by_what_they_do(section, quote, label):
+    assert plain_label(section, quote) == label
+
+
+def test_a_short_sentence_never_brings_the_heading_of_the_next_list():
+    text = "2.2 Fire\nWe will cover loss or damage caused by fire.\nWhat is not covered\n(a) Damage by smoke."
+    shown = choose_quote(text, words_score("fire")).text(text)
+    assert shown == "2.2 Fire We will cover loss or damage caused by fire."
