@@ -475,7 +475,7 @@ def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
 def test_an_answer_lists_what_it_depends_on_with_citations():
     """The conditional sentences of a quoted passage that speak to the question, under "Depends on:"."""
     from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from policybot.schemas import Citation
+    from tests.answers import _citation
 
     guide = (
         "You could get a one-off tax-free payment of £120,000 if you're severely disabled because of a vaccination. "
@@ -483,17 +483,8 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
         "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim. "
         "The payment is made to you or your family."
     )
-    source = Citation(
-        n=1,
-        chunk_id="g:1",
-        doc="vaccine.pdf",
-        section="1. Overview",
-        page_start=1,
-        page_end=1,
-        text=guide,
-        score=0.8,
-    )
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["g:1"], [0.8], "lite", None, band="confident")
+    source = _citation(1, guide, cited=False, verified=False, doc="vaccine.pdf", section="1. Overview", title="")
+    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     answer = ExtractiveWriter("gemma3n:e4b").run(
         draft, "Can I claim a vaccine damage payment if I am disabled?", [source]
     )
