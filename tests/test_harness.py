@@ -222,3 +222,20 @@ def test_answer_quality_with_and_without_sources(dataset_dir, tmp_path):
     home = tmp_path / "cache" / "with-answers"
     [doc] = PolicyBot(base.model_copy(update={"home": next(home.iterdir())})).components.registry.documents()
     assert doc.summary == "A home insurance policy."
+
+
+def test_a_set_reads_documents_kept_elsewhere_from_its_shared_list(tmp_path):
+    """Real forms live in ../shared/eval-data and are listed, never copied into the repository."""
+    from policybot.evaluation.datasets import dataset_documents
+
+    shared = tmp_path / "shared" / "form.pdf"
+    shared.parent.mkdir()
+    shared.write_bytes(b"%PDF-1.4")
+    root = tmp_path / "project" / "eval" / "datasets" / "set"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "own.pdf").write_bytes(b"%PDF-1.4")
+    (root / "docs" / "shared.txt").write_text("# kept elsewhere\n../../../../shared/form.pdf\n")
+    assert [p.name for p in dataset_documents(root)] == ["form.pdf", "own.pdf"]
+    (root / "docs" / "shared.txt").write_text("../../../../shared/gone.pdf\n")
+    with pytest.raises(FileNotFoundError, match="gone.pdf is missing"):
+        dataset_documents(root)

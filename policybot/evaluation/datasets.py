@@ -49,7 +49,30 @@ class Dataset:
 
     @property
     def docs(self) -> list[Path]:
-        return sorted((self.root / "docs").glob("*.pdf"))
+        return dataset_documents(self.root)
+
+
+# A set's documents kept elsewhere (the real forms in ../shared/eval-data, never copied into the
+# repository): one path per line, relative to the set's folder.
+SHARED_DOCS = "shared.txt"
+
+
+def dataset_documents(root: Path) -> list[Path]:
+    """The PDFs of a set: those in its ``docs/`` and those ``docs/shared.txt`` points to. A listed
+    file that is missing raises ``FileNotFoundError`` naming it (the shared folder is not beside
+    the project)."""
+    docs = list((root / "docs").glob("*.pdf"))
+    listing = root / "docs" / SHARED_DOCS
+    if listing.is_file():
+        for line in listing.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                path = (root / line.strip()).resolve()
+                if not path.is_file():
+                    raise FileNotFoundError(
+                        f"{root.name}: {line.strip()} is missing (is ../shared beside the project?)"
+                    )
+                docs.append(path)
+    return sorted(docs, key=lambda p: p.name)
 
 
 def load_dataset(root: str | Path) -> Dataset:

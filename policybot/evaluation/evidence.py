@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from policybot.core.text import alnum
-from policybot.evaluation.datasets import Dataset, contains_half
+from policybot.evaluation.datasets import Dataset, contains_half, dataset_documents
 from policybot.evaluation.harness import Say, index_home
 from policybot.options import EvidenceOptions
 from policybot.schemas import EvidenceReport
@@ -81,7 +81,7 @@ class EvidenceDataset:
 
     @property
     def docs(self) -> list[Path]:
-        return sorted((self.root / "docs").glob("*.pdf"))
+        return dataset_documents(self.root)
 
 
 def is_evidence_dataset(root: str | Path) -> bool:
@@ -96,7 +96,7 @@ def load_evidence_dataset(root: str | Path) -> EvidenceDataset:
     path = root / "issues.jsonl"
     if not path.is_file() or not (root / "docs").is_dir():
         raise EvidenceDatasetError(f"{root}: not an evidence dataset (needs docs/ and issues.jsonl)")
-    available = {p.name for p in (root / "docs").glob("*.pdf")}
+    available = {p.name for p in dataset_documents(root)}
     issues: list[EvidenceIssue] = []
     seen: set[str] = set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
