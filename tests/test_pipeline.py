@@ -464,6 +464,18 @@ def test_the_clause_that_decides_a_coverage_question_comes_first_labelled(sample
     assert "Covered" in roles  # the cover it qualifies is quoted too
 
 
+def test_the_definition_a_follow_up_turns_on_is_cited(sample):
+    """ "…and if it was only 3 weeks?" after an empty-house question turns on Unoccupied (more than
+    60 consecutive days): that definition is quoted, labelled Definition, in both answers."""
+    first = sample.ask("I was in hospital for 2 months and the house was empty. Does that matter?", use_llm=False)
+    follow = sample.ask("and if it was only 3 weeks?", history=[first], use_llm=False)
+    for answer in (first, follow):
+        [definition] = [c for c in answer.citations if c.section.endswith("1.18 Unoccupied")]
+        assert definition.cited and definition.role == "Definition"
+        assert 'Definition: "The Home has not been lived in by you' in answer.answer
+        assert f"[{definition.n}]" in answer.answer and "60 consecutive days" in (definition.quote or "")
+
+
 def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
     answer = sample.ask("What does Unoccupied mean?", use_llm=False)
     numbers = [int(line.split('" [', 1)[1].split("]", 1)[0]) for line in answer.answer.splitlines() if '" [' in line]

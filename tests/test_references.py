@@ -104,3 +104,74 @@ def test_a_defined_term_brings_its_definition(sample):
     )
     [definition] = follower.run("empty house", [source], docs)
     assert definition.reason == "definition of Unoccupied" and "Definitions" in definition.chunk.section
+
+
+def test_quantity_kinds_and_what_a_question_turns_on():
+    from policybot.answer.references import quantity_kinds, turns_on
+
+    assert quantity_kinds("and if it was only 3 weeks?") == {"period"}
+    assert quantity_kinds("more than 60 consecutive days") == {"period"}
+    assert quantity_kinds("a deductible of $750 or 25% of the loss") == {"money", "share"}
+    assert quantity_kinds("what does the policy cover?") == set()
+    unoccupied = "The Home has not been lived in by you for more than 60 consecutive days."
+    assert turns_on("and if it was only 3 weeks?", "Unoccupied", unoccupied)  # where the line is drawn
+    assert turns_on("what counts as unoccupied?", "Unoccupied", unoccupied)  # the term named
+    assert not turns_on("is my bike covered?", "Unoccupied", unoccupied)
+    assert not turns_on("does it cost $50?", "Unoccupied", unoccupied)  # another kind of quantity
+
+
+def test_a_definition_the_question_turns_on_comes_before_cross_references(sample):
+    """6.3 points to clauses 2.18 and 3.14 and uses "Unoccupied": asked about "only 3 weeks", the
+    definition (more than 60 consecutive days) is the one the answer needs, so it is followed first."""
+    from policybot.schemas import Citation
+
+    follower = sample.components.references
+    docs = {d.doc_id: d for d in sample.components.index.documents()}
+    [clause] = [
+        c
+        for c in sample.search("unoccupied home tell us accidental damage clauses 2.18 and 3.14", k=10).hits
+        if c.section.endswith("6.3 Unoccupancy") and "2.18" in c.text
+    ][:1]
+    source = Citation(
+        n=1,
+        chunk_id=clause.chunk_id,
+        doc=clause.doc,
+        section=clause.section,
+        page_start=clause.page_start,
+        page_end=clause.page_end,
+        text=clause.text,
+        score=0.5,
+    )
+    supporting = follower.run("the house was empty, and if it was only 3 weeks?", [source], docs)
+    assert supporting[0].reason == "definition of Unoccupied"
+    assert "60 consecutive days" in supporting[0].chunk.text
+    plain = follower.run("is accidental damage covered when the house is empty?", [source], docs)
+    assert plain[0].reason.startswith("clause ")  # no quantity asked: the cross-references first
+
+
+def test_a_definition_retrieved_below_the_quoted_sources_is_raised(sample):
+    """A definition already listed below the answer is returned (so the answer quotes it) only when
+    the question turns on it; otherwise it stays where it was and nothing is duplicated."""
+    from policybot.schemas import Citation
+
+    follower = sample.components.references
+    docs = {d.doc_id: d for d in sample.components.index.documents()}
+    hits = sample.search("Unoccupied more than 60 consecutive days definition", k=10).hits
+    [definition] = [c for c in hits if c.section.endswith("1.18 Unoccupied")][:1]
+    doc = next(iter(docs.values()))
+
+    def cite(n: int, text: str, chunk_id: str, section: str = "Section 6 Conditions") -> Citation:
+        return Citation(
+            n=n, chunk_id=chunk_id, doc=doc.name, section=section, page_start=1, page_end=1, text=text, score=0.5
+        )
+
+    sources = [
+        cite(1, "We will not cover theft while the Home is Unoccupied.", "x:1"),
+        cite(2, "Something else entirely.", "x:2"),
+        cite(3, definition.text, definition.chunk_id, definition.section),
+    ]
+    raised = follower.run("and if it was only 3 weeks?", sources, docs, shown=2)
+    assert [(s.chunk.chunk_id, s.reason) for s in raised][:1] == [(definition.chunk_id, "definition of Unoccupied")]
+    assert not any(
+        s.chunk.chunk_id == definition.chunk_id for s in follower.run("is theft covered?", sources, docs, shown=2)
+    )

@@ -41,7 +41,7 @@ from policybot.answer.scoring import (
     VectorLookup,
 )
 from policybot.answer.selection import Selector, group_siblings
-from policybot.answer.writers import AnswerDraft, ExtractiveWriter, LLMWriter
+from policybot.answer.writers import EXTRACTIVE_SOURCES, AnswerDraft, ExtractiveWriter, LLMWriter
 from policybot.core.passages import Passage
 from policybot.core.probes import Calibration
 from policybot.core.rows import DocumentRow, RowLookup
@@ -244,14 +244,22 @@ class AnswerPipeline:
         return max(scorer.cosines(question, candidates), default=0.0)
 
     def _supporting(self, question: str, sources: list[Citation], by_id: dict[str, DocumentRow]) -> list[Citation]:
-        """The clauses and definitions the sources point to, numbered after them."""
+        """The clauses and definitions the sources point to, numbered after them. A definition the
+        question turns on that was retrieved below the quoted sources is marked as referenced in
+        place (it keeps its number), so the answer quotes it."""
         follower = self.parts.references
         if follower is None:
             return []
         added: list[Citation] = []
-        for item in follower.run(question, sources, by_id):
+        position = {s.chunk_id: i for i, s in enumerate(sources)}
+        for item in follower.run(question, sources, by_id, shown=EXTRACTIVE_SOURCES):
+            mark = {"referenced_by": [item.referenced_by], "reference": item.reason}
+            at = position.get(item.chunk.chunk_id)
+            if at is not None:
+                sources[at] = sources[at].model_copy(update=mark)
+                continue
             citation = Passage(item.chunk, item.doc, 0.0).citation(len(sources) + len(added) + 1)
-            added.append(citation.model_copy(update={"referenced_by": [item.referenced_by], "reference": item.reason}))
+            added.append(citation.model_copy(update=mark))
         return added
 
     def _draft(

@@ -28,6 +28,17 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 # A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
 _DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
 _HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+")
+# Quantities by kind: "3 weeks", "60 consecutive days" (a period), "$500" (money), "60%" (a share).
+_NUMBER_WORD = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)"
+_QUANTITIES: dict[str, re.Pattern[str]] = {
+    "period": re.compile(
+        rf"\b{_NUMBER_WORD}(?:\s+(?:consecutive|full|calendar|working|clear))?\s+"
+        r"(?:hours?|days?|weeks?|fortnights?|months?|years?)\b",
+        re.I,
+    ),
+    "money": re.compile(r"[$£€]\s?\d|\b\d[\d,.]*\s*(?:dollars|pounds|euros)\b", re.I),
+    "share": re.compile(r"\b\d+(?:\.\d+)?\s*(?:%|per ?cent)", re.I),
+}
 
 
 @dataclass
@@ -82,6 +93,26 @@ def cross_references(text: str) -> list[str]:
     return out
 
 
+def quantity_kinds(text: str) -> set[str]:
+    """The kinds of quantity a text states: {"period"} for "only 3 weeks", {"money"} for "$750"."""
+    return {kind for kind, pattern in _QUANTITIES.items() if pattern.search(text)}
+
+
+def turns_on(question: str, term: str, definition: str) -> bool:
+    """Whether a question turns on a defined term: it names the term ("what counts as Unoccupied?"),
+    or it states a quantity of the kind the definition sets ("only 3 weeks" against "more than 60
+    consecutive days"), so the answer depends on where the definition draws its line."""
+    return _names(question, term) or _same_kind(question, definition)
+
+
+def _names(question: str, term: str) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", question, re.IGNORECASE))
+
+
+def _same_kind(question: str, definition: str) -> bool:
+    return bool(quantity_kinds(question) & quantity_kinds(definition))
+
+
 ClauseLookup = Callable[[str, str], "str | None"]  # (doc_id, clause number) -> its first chunk's id
 GlossaryLookup = Callable[[str], Glossary]  # doc_id -> its glossary
 
@@ -97,8 +128,13 @@ class Supporting:
 
 
 class ReferenceFollower:
-    """Adds the clauses and definitions the kept sources point to, best first: explicit
-    cross-references, then defined terms the question also uses, then other defined terms."""
+    """Adds the clauses and definitions the kept sources point to, best first: definitions whose
+    line the question's quantity falls on ("only 3 weeks" against "more than 60 days"), explicit
+    cross-references, definitions of terms the question names, then other defined terms.
+
+    ``shown`` is how many leading sources the answer quotes: a definition the question turns on
+    that was retrieved further down is returned too, so the caller can mark it as referenced and
+    quote it, rather than leave it unread below the answer."""
 
     def __init__(
         self, clause: ClauseLookup, glossary: GlossaryLookup, rows: RowLookup, max_supporting: int = 2
@@ -108,10 +144,17 @@ class ReferenceFollower:
         self.rows = rows
         self.max_supporting = max_supporting
 
-    def run(self, question: str, sources: Sequence[Citation], scope: dict[str, DocumentRow]) -> list[Supporting]:
+    def run(
+        self,
+        question: str,
+        sources: Sequence[Citation],
+        scope: dict[str, DocumentRow],
+        shown: int | None = None,
+    ) -> list[Supporting]:
         if self.max_supporting <= 0:
             return []
         by_name = {d.name: d for d in scope.values()}
+        text_of = {s.chunk_id: s.text for s in sources}
         found: list[tuple[int, str, DocumentRow, int, str]] = []  # (rank, chunk id, doc, [n], reason)
         for src in sources:
             doc = by_name.get(src.doc)
@@ -120,14 +163,22 @@ class ReferenceFollower:
             for number in cross_references(src.text):
                 chunk_id = self.clause(doc.doc_id, number)
                 if chunk_id is not None:
-                    found.append((0, chunk_id, doc, src.n, f"clause {number}"))
+                    found.append((1, chunk_id, doc, src.n, f"clause {number}"))
             glossary = self.glossary(doc.doc_id)
-            for term in glossary.used_in(src.text):
-                rank = 1 if term.lower() in question.lower() else 2
-                found.append((rank, glossary.terms[term], doc, src.n, f"definition of {term}"))
+            used = glossary.used_in(src.text)
+            texts = self.rows([glossary.terms[t] for t in used if glossary.terms[t] not in text_of])
+            for term in used:
+                chunk_id = glossary.terms[term]
+                definition = text_of.get(chunk_id) or (texts[chunk_id].text if chunk_id in texts else "")
+                rank = 0 if _same_kind(question, definition) else 2 if _names(question, term) else 3
+                found.append((rank, chunk_id, doc, src.n, f"definition of {term}"))
         chosen: list[tuple[str, DocumentRow, int, str]] = []
-        have = {s.chunk_id for s in sources}
-        for _, chunk_id, doc, n, reason in sorted(found, key=lambda x: x[0]):
+        quoted = sources if shown is None else sources[:shown]
+        have = {s.chunk_id for s in quoted}
+        later = {s.chunk_id for s in sources} - have
+        for rank, chunk_id, doc, n, reason in sorted(found, key=lambda x: x[0]):
+            if chunk_id in later and rank not in (0, 2):
+                continue  # already listed below the answer; only a definition the question turns on is raised
             if chunk_id not in have and len(chosen) < self.max_supporting:
                 have.add(chunk_id)
                 chosen.append((chunk_id, doc, n, reason))

@@ -124,12 +124,13 @@ class ExtractiveWriter:
             lines = [HEDGE] if draft.band == "uncertain" else []
             quoted: dict[int, Citation] = {}
             chosen = self._to_quote(sources, named)
-            closeness = self._closeness(question, q_terms, chosen)
+            closeness, cosine = self._closeness(question, q_terms, chosen)
             items = []
             meaning = _asks_meaning(question)
             for src in chosen:
                 begin = _heading_end(src)
-                score = _opening(src.text, begin) if meaning and _defines(src) else closeness
+                states_definition = _defines(src) and (meaning or (src.reference or "").startswith("definition of"))
+                score = _opening(src.text, begin) if states_definition else closeness
                 quote = choose_quote(src.text, score, begin)
                 shown = quote.text(src.text)
                 quoted[src.n] = src.model_copy(
@@ -142,7 +143,7 @@ class ExtractiveWriter:
                         "role": plain_label(src.section, shown),
                     }
                 )
-                items.append((quoted[src.n], shown, closeness(src.text[quote.start : quote.end])))
+                items.append((quoted[src.n], shown, _best_unit(cosine or closeness, src.text, quote.start, quote.end)))
             for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
                 note = f" (referenced by [{src.referenced_by[0]}]: {src.reference})" if src.referenced_by else ""
                 role = f"{src.role}: " if src.role else ""
@@ -173,24 +174,35 @@ class ExtractiveWriter:
             chosen += variants[:MAX_VARIANTS]
         return chosen + [s for s in sources if s.referenced_by]
 
-    def _closeness(self, question: str, q_terms: set[str], chosen: list[Citation]) -> Callable[[str], float]:
-        """How much a sentence or list item speaks to the question (see ``quote_choice``); the
-        units of every quoted passage are embedded in one batch."""
+    def _closeness(
+        self, question: str, q_terms: set[str], chosen: list[Citation]
+    ) -> tuple[Callable[[str], float], Callable[[str], float] | None]:
+        """How much a sentence or list item speaks to the question, to choose the quote of a
+        passage (see ``quote_choice``), and its closeness in meaning alone (a cosine; none without
+        an embedder), to compare quotes of different passages: shared-word counts favour long
+        quotes and the passage's own vocabulary. The units of every quoted passage are embedded
+        in one batch."""
 
         def shared(unit: str) -> float:
             return len(q_terms & set(self.tokenizer(unit)))
 
-        if self.quote_choice == "words" or self.embed is None or self.embed_query is None:
-            return shared
+        if self.embed is None or self.embed_query is None:
+            return shared, None
         units = list(
             dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, _heading_end(src)))
         )
         if not units:
-            return shared
+            return shared, None
         cosines = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
+
+        def meaning(unit: str) -> float:
+            return cosines.get(unit, 0.0)
+
+        if self.quote_choice == "words":
+            return shared, meaning
         if self.quote_choice == "both":  # shared words first; meaning (a cosine, under 1) breaks their ties
-            return lambda unit: shared(unit) + cosines.get(unit, 0.0)
-        return lambda unit: cosines.get(unit, 0.0)
+            return (lambda unit: shared(unit) + meaning(unit)), meaning
+        return meaning, meaning
 
 
 # What decides a coverage question, before the cover itself.
@@ -228,6 +240,12 @@ def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
 
 
 _MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
+
+
+def _best_unit(score: Callable[[str], float], text: str, start: int, end: int) -> float:
+    """How close a quote is: its closest sentence or list item (a quote may join a few)."""
+    units = [(s, e) for s, e in quote_units(text) if start <= s and e <= end] or [(start, end)]
+    return max(score(text[s:e]) for s, e in units)
 
 
 def _asks_meaning(question: str) -> bool:
