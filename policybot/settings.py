@@ -44,6 +44,12 @@ class EvidenceSettings(BaseModel):
         2, ge=0, le=10, description="Planner: passages kept per cover/exclusion/condition/claims section."
     )
     max_rows: int = Field(24, ge=1, le=100, description="Most rows in an evidence table.")
+    aspects: Literal["library", "insurance"] = Field(
+        "library",
+        description="Planner: where the issue is searched again: inside every top-level section of the documents "
+        "(their own headings, 'library') or only inside sections with insurance titles such as Exclusions or "
+        "Conditions ('insurance', the ablation) (eval/decisions/2026-11-26-evidence-aspects.md).",
+    )
 
 
 class OcrSettings(BaseModel):
@@ -183,9 +189,10 @@ class Settings(BaseSettings):
         4.0, ge=0, description="RRF weight of the question's own dense/BM25 lists relative to each rewrite's."
     )
     quote_choice: Literal["words", "meaning", "both"] = Field(
-        "words",
+        "both",
         description="Which sentence or list item of a passage an extractive answer quotes: the one sharing most "
-        "of the question's words, the one closest in meaning (embedded), or words with meaning as tie-break.",
+        "of the question's words, the one closest in meaning (embedded), or words with meaning as tie-break "
+        "(eval/decisions/2026-11-26-quotes-and-definitions.md).",
     )
     expansion_guard: bool = Field(
         True,

@@ -445,3 +445,57 @@ def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
                 browser.close()
     finally:
         stop(server)
+
+
+SLOW_LEAK = "A slow leak under the sink ruined my kitchen floor. Will you pay?"
+
+
+def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(tmp_path):
+    """Issue 21: the clause that decides a coverage question comes first, labelled Not covered,
+    and its panel highlights that item; asked next "…only 3 weeks?" after an empty-house question,
+    the definition of Unoccupied is quoted."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    home = tmp_path / "home"
+    assert not PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).failed
+    server, url, log = start_app(home, tmp_path)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.set_default_timeout(60_000)
+                page.goto(url)
+                chat = page.get_by_test_id("stChatInputTextArea")
+                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                chat.fill(SLOW_LEAK)
+                chat.press("Enter")
+                page.wait_for_function(ANSWERED, arg=1, timeout=ANSWER_TIMEOUT_MS, polling=500)
+                message = page.get_by_test_id("stChatMessage").nth(1)
+                first = next(line for line in message.inner_text().splitlines() if line.startswith("1. "))
+                assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water'), (
+                    first + log_tail(log)
+                )
+                panel = message.locator("details").filter(has=page.locator("summary", has_text="Not covered")).first
+                summary = panel.locator("summary")
+                assert "2.5 Escape of water" in summary.inner_text()
+                summary.click()
+                mark = panel.locator("mark").first
+                mark.wait_for(state="visible")
+                assert mark.inner_text().startswith("(c) Damage caused by water escaping gradually")
+                if SCREENSHOT_DIR:
+                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "slow-leak.png"))
+
+                for turn, question in enumerate(HOSPITAL[2:], start=2):
+                    chat.fill(question)
+                    chat.press("Enter")
+                    page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
+                last = page.get_by_test_id("stChatMessage").last.inner_text()
+                assert 'Definition: "The Home has not been lived in' in last and "60 consecutive days" in last, last
+                if SCREENSHOT_DIR:
+                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "three-weeks.png"))
+            finally:
+                browser.close()
+    finally:
+        stop(server)

@@ -165,3 +165,41 @@ def test_table_keeps_one_row_per_chunk(sample):
     row3, _ = table3.add(hit, "x", quote="words that are not in the clause at all")
     assert row3.citation.quote == "words that are not in the clause at all"
     assert not row3.citation.verified and row3.citation.quote_start is None
+
+
+def _guide(path):
+    """A benefits guide in its own words: no Cover, Exclusions or Conditions sections."""
+    b = pdfs.PdfBuilder()
+    b.heading("1. Overview")
+    for i in range(6):
+        b.paragraph(
+            f"Carer's Allowance is a weekly payment for people who look after someone. Example {i}: "
+            "a parent, a partner or a friend who needs help with daily life may be cared for. " + pdfs.FILLER
+        )
+    b.heading("2. Eligibility")
+    b.paragraph(pdfs.FILLER * 2)
+    b.paragraph(
+        "You can get Carer's Allowance only if you spend at least 35 hours a week caring for someone "
+        "and you earn no more than 151 pounds a week after tax."
+    )
+    b.heading("3. Further information")
+    b.paragraph(pdfs.FILLER * 2)
+    return b.save(path)
+
+
+@pytest.mark.parametrize("aspects", ["library", "insurance"])
+def test_the_planner_searches_the_parts_a_document_names_itself(tmp_path, aspects):
+    """Issue 21 §4: the planner's second look is inside each part of the documents as their own
+    headings divide them, not only inside sections with insurance titles."""
+    from policybot.settings import EvidenceSettings
+
+    evidence = EvidenceSettings(issue_hits=2, aspects=aspects)
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off", evidence=evidence))
+    assert not bot.ingest([_guide(tmp_path / "carers-guide.pdf")]).failed
+    report = bot.evidence("carer's allowance", use_llm=False)
+    found = any("35 hours a week" in row.citation.text for row in report.rows)
+    searched_parts = [s.argument for s in report.trace if s.argument.startswith("carer's allowance (in ")]
+    if aspects == "library":
+        assert found and any("Eligibility" in p for p in searched_parts), searched_parts
+    else:
+        assert not any("Eligibility" in p for p in searched_parts)

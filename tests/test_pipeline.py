@@ -448,12 +448,7 @@ def test_a_question_naming_its_document_favours_it_and_quotes_it(twins):
 def test_the_clause_that_decides_a_coverage_question_comes_first_labelled(sample):
     """ "A slow leak… will you pay?": the exclusion 2.5(c) leads, labelled Not covered, its item
     quoted with its lead-in and highlighted in its passage."""
-    default = sample.settings.quote_choice
-    try:
-        sample.settings.quote_choice = "meaning"
-        answer = sample.ask("A slow leak under the sink ruined my kitchen floor. Will you pay?", use_llm=False)
-    finally:
-        sample.settings.quote_choice = default
+    answer = sample.ask("A slow leak under the sink ruined my kitchen floor. Will you pay?", use_llm=False)
     first = answer.answer.splitlines()[1]  # after the uncertain band's heading
     assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water escaping gradually')
     n = int(first.split('" [', 1)[1].split("]", 1)[0])

@@ -90,3 +90,17 @@ def test_a_short_sentence_never_brings_the_heading_of_the_next_list():
     text = "2.2 Fire\nWe will cover loss or damage caused by fire.\nWhat is not covered\n(a) Damage by smoke."
     shown = choose_quote(text, words_score("fire")).text(text)
     assert shown == "2.2 Fire We will cover loss or damage caused by fire."
+
+
+def test_a_numbered_title_belongs_to_the_text_it_heads():
+    """A definitions list's run-in titles ("8. Condominium.") are never a quote on their own."""
+    text = (
+        "8. Condominium. That form of ownership of one or more buildings in which each unit owner has an "
+        "undivided interest in common elements.\n11. Declarations Page. A computer-generated summary of "
+        "information you provided in the application for insurance."
+    )
+    units = [text[s:e] for s, e in quote_units(text)]
+    assert units[0].startswith("8. Condominium. That form of ownership")
+    assert units[1].startswith("11. Declarations Page. A computer-generated summary")
+    quote = choose_quote(text, lambda unit: 1.0 if "Declarations Page" in unit else 0.0)
+    assert quote.text(text).startswith("11. Declarations Page. A computer-generated summary")

@@ -104,7 +104,7 @@ class ExtractiveWriter:
         llm_model: str,
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         embed_query: Callable[[str], np.ndarray] | None = None,
-        quote_choice: QuoteChoice = "words",
+        quote_choice: QuoteChoice = "both",
     ) -> None:
         self.llm_model = llm_model  # named in the notice: the command that gets written answers
         self.tokenizer = Tokenizer()
@@ -129,8 +129,13 @@ class ExtractiveWriter:
             meaning = _asks_meaning(question)
             for src in chosen:
                 begin = _heading_end(src)
-                states_definition = _defines(src) and (meaning or (src.reference or "").startswith("definition of"))
-                score = _opening(src.text, begin) if states_definition else closeness
+                term = (src.reference or "").removeprefix("definition of ") if src.reference else ""
+                if term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
+                    score = _defining(src.text, begin, term)
+                elif meaning and _defines(src):
+                    score = _opening(src.text, begin)
+                else:
+                    score = closeness
                 quote = choose_quote(src.text, score, begin)
                 shown = quote.text(src.text)
                 quoted[src.n] = src.model_copy(
@@ -193,15 +198,24 @@ class ExtractiveWriter:
         )
         if not units:
             return shared, None
-        cosines = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
+        cosines: dict[str, float] = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
 
         def meaning(unit: str) -> float:
             return cosines.get(unit, 0.0)
 
         if self.quote_choice == "words":
             return shared, meaning
-        if self.quote_choice == "both":  # shared words first; meaning (a cosine, under 1) breaks their ties
-            return (lambda unit: shared(unit) + meaning(unit)), meaning
+        if self.quote_choice == "both":
+            # Shared words first. Their ties are broken by the kind of answer asked for ("how long…?",
+            # "what is the waiting period…?" is answered by a sentence that states a quantity), then by
+            # meaning (a cosine): together under 1, so never above one more shared word.
+            wants_quantity = asks_quantity(question)
+
+            def both(unit: str) -> float:
+                quantity = 0.5 if wants_quantity and _QUANTITY.search(unit) else 0.0
+                return shared(unit) + quantity + 0.4 * meaning(unit)
+
+            return both, meaning
         return meaning, meaning
 
 
@@ -239,6 +253,20 @@ def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
     return sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar)) + supporting
 
 
+# A question that asks for an amount, a period or a date, and a sentence that states one.
+_ASKS_QUANTITY = re.compile(
+    r"\b(?:how (?:much|long|many|soon|often|late)|by when|what percentage|which date|what (?:is|are) the "
+    r"(?:\w+ ){0,3}(?:period|limit|limits|deductible|excess|amount|cost|price|percentage|fee|deadline|time limit))\b",
+    re.IGNORECASE,
+)
+_QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty|sixty)\b", re.I)
+
+
+def asks_quantity(question: str) -> bool:
+    """ "How long do I have…?", "What is the waiting period…?": the answer is a quantity."""
+    return bool(_ASKS_QUANTITY.search(question))
+
+
 _MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
 
 
@@ -263,6 +291,15 @@ def _opening(text: str, begin: int) -> Callable[[str], float]:
     units = quote_units(text, begin)
     first = text[units[0][0] : units[0][1]] if units else ""
     return lambda unit: 1.0 if unit == first else 0.0
+
+
+def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
+    """A definition followed from a clause's use of ``term`` is quoted where it defines that term
+    (a chunk of a Definitions section often holds several): the first sentence naming it, else
+    the opening sentence."""
+    units = [text[s:e] for s, e in quote_units(text, begin)]
+    naming = next((u for u in units if term.lower() in u.lower()), units[0] if units else "")
+    return lambda unit: 1.0 if unit == naming else 0.0
 
 
 def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str]]:

@@ -9,7 +9,8 @@ best-matching clause alone is often unreadable: "(f) Accidental Damage under cla
 The rules here:
 
 - the units are sentences and list items; a bare item marker ("a.", "1.", "(c)") belongs to the
-  item after it, never ends a quote;
+  item after it, never ends a quote; so does a numbered title ("21. National Flood Insurance
+  Program (NFIP).", the run-in heading of a definition), which belongs to the text it heads;
 - the unit closest to the question wins (the caller scores), the earliest on a tie;
 - a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
   such as "What is not covered"): joined when they are next to each other, else shown as
@@ -34,6 +35,8 @@ _UNIT_BREAK = re.compile(r"(?<=[.;:!?])\s+|\n(?=\s*(?:\(?(?:[a-z]|[0-9]{1,3}|[iv
 # A line that introduces what follows: ends in ":" or is a short heading without punctuation.
 _LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
 _BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
+# A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP)."
+_TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z])\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
 _ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
 
 
@@ -62,10 +65,11 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
         s, e = _trim(text, s, e)
         if s >= e:
             continue
-        if _BARE_MARKER.match(text[s:e]):
-            pending = s if pending is None else pending
+        start = pending if pending is not None else s
+        if _BARE_MARKER.match(text[s:e]) or _TITLE_UNIT.match(text[start:e]):
+            pending = start
             continue
-        units.append((pending if pending is not None else s, e))
+        units.append((start, e))
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text.rstrip()))

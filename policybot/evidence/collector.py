@@ -74,7 +74,9 @@ class EvidenceCollector:
             )
             yield from ReActAgent(self.tools, self.llm, agent).run(issue, table, usage)
         else:
-            plan = PlannerLimits(issue_hits=s.issue_hits, aspect_hits=s.aspect_hits, max_rows=s.max_rows)
+            plan = PlannerLimits(
+                issue_hits=s.issue_hits, aspect_hits=s.aspect_hits, max_rows=s.max_rows, aspects=s.aspects
+            )
             yield from EvidencePlanner(self.tools, plan).run(issue, table)
 
 

@@ -1,15 +1,22 @@
 """The deterministic planner: the evidence of an issue without an LLM, so an offline kiosk can
-run it. Search the issue; search it again inside the cover / exclusion / condition / claim
-sections the library has; follow the cross-references and defined terms the evidence uses; stop
-when nothing new is found."""
+run it. Search the issue; look up the sections whose titles name it and search inside them;
+search it again inside each part of the documents as their own top-level headings divide them
+(a policy's Exclusions and Conditions, a guide's Eligibility and How to claim, a contract's
+Term and Termination); follow the cross-references and defined terms the evidence uses; stop
+when nothing new is found.
+
+The parts come from the library's own headings, not from a list of insurance titles: a guide
+or a contract has no "Exclusions" section, and its evidence is spread over parts named in its
+own words. ``aspects="insurance"`` keeps the older insurance-title list as the ablation."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Literal, Sequence
 
 from policybot.answer.references import Glossary, cross_references
+from policybot.answer.selection import same_text
 from policybot.core.passages import Passage
 from policybot.core.text import CLAUSE_BREAK, alnum, split_spans
 from policybot.evidence.quotes import content_words, snippet
@@ -21,7 +28,8 @@ ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its
 SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, section path) in order
 GlossaryOf = Callable[[str], Glossary]
 
-# The sub-aspects of an issue, and the section titles that hold them in most policies.
+# The ablation ``aspects="insurance"``: the sub-aspects of an issue, and the section titles that
+# hold them in most insurance policies.
 ASPECTS: list[tuple[str, re.Pattern[str]]] = [
     ("cover", re.compile(r"cover|insured events|property insured|coverage|insuring|benefits", re.I)),
     ("exclusions", re.compile(r"exclu|not (?:covered|insured)", re.I)),
@@ -40,6 +48,7 @@ class PlannerLimits:
     # A defined term is followed only when the document uses it in at most this share of its
     # chunks: "Unoccupied" is specific, "Home" or "you" are everywhere and say nothing.
     term_share: float = 0.25
+    aspects: Literal["library", "insurance"] = "library"
 
 
 class EvidencePlanner:
@@ -74,23 +83,57 @@ class EvidencePlanner:
 
     def _plan(self, issue: str, table: EvidenceTable) -> Iterator[tuple[str, str, str, list[Passage]]]:
         tools, limits = self.tools, self.limits
-        yield "Search", issue, "one of the best matches for the issue", tools.search(issue, limits.issue_hits)
+        yield "Search", issue, "one of the best matches for the issue", self._distinct(issue, limits.issue_hits)
         terms = self._issue_terms(issue)
         for term in terms:
             yield "Lookup", f"definition of {term}", f"the issue uses the defined term '{term}'", tools.definition(term)
         for title in [t for t in tools.titles_naming(issue) if alnum(t) not in {alnum(x) for x in terms}]:
             yield "Lookup", title, f"a section titled '{title}'", tools.section(title)
+            # A long section's list goes on past its opening chunk ("Items … in a basement": what
+            # is not covered there): the issue is searched inside each section so titled.
+            for path, chunk_ids in tools.sections_titled(title).items():
+                if len(chunk_ids) > 1:
+                    hits = self._distinct(issue, limits.aspect_hits, within=chunk_ids)
+                    yield "Search", f"{issue} (in {path})", f"inside the section titled '{title}'", hits
+        followed = {(f"definition of {t}".lower(), d) for t in terms for d in tools.scope}
+        # Ranked and judged by the issue alone: the section only says where to look. The parts
+        # whose best passage is closest to the issue come first, so a full table keeps them.
+        searched = [
+            (aspect, title, self._distinct(issue, limits.aspect_hits, within=chunk_ids))
+            for aspect, title, chunk_ids in self._aspects()
+        ]
+        if limits.aspects == "library":
+            searched.sort(key=lambda a: -max((h.score for h in a[2]), default=float("-inf")))
+        for aspect, title, hits in searched:
+            yield "Search", f"{issue} (in {title})", f"the best match for the issue {aspect} ('{title}')", hits
+        yield from self._follow(issue, table, followed)
+
+    def _distinct(self, query: str, k: int, within: set[str] | None = None) -> list[Passage]:
+        """The ``k`` best distinct passages for a query, with their copies: the same clause in
+        sibling documents (three editions of one flood form) counts once, and its copies come
+        along so the table can note them."""
+        hits = self.tools.search(query, k * max(1, len(self.tools.scope)), within=within)
+        distinct: list[Passage] = []
+        kept: list[Passage] = []
+        for hit in hits:
+            copy = any(d.doc.doc_id != hit.doc.doc_id and same_text(d.chunk.text, hit.chunk.text) for d in distinct)
+            if copy or len(distinct) < k:
+                kept.append(hit)
+                if not copy:
+                    distinct.append(hit)
+        return kept
+
+    def _aspects(self) -> Iterator[tuple[str, str, set[str]]]:
+        """Where the issue is searched again: each top-level part of the documents (their own
+        headings), or with ``aspects="insurance"`` only the cover / exclusion / condition /
+        claims sections."""
+        if self.limits.aspects == "library":
+            for title, chunk_ids in self.tools.aspect_sections(None).items():
+                yield "in that part of the document", title, chunk_ids
+            return
         for aspect, pattern in ASPECTS:
-            for title, chunk_ids in tools.aspect_sections(pattern).items():
-                # Ranked and judged by the issue alone: the section only says where to look.
-                hits = tools.search(issue, limits.aspect_hits, within=chunk_ids)
-                yield (
-                    "Search",
-                    f"{issue} (in {title})",
-                    f"the best match for the issue among the {aspect} ('{title}')",
-                    hits,
-                )
-        yield from self._follow(issue, table)
+            for title, chunk_ids in self.tools.aspect_sections(pattern).items():
+                yield f"among the {aspect}", title, chunk_ids
 
     def _issue_terms(self, issue: str) -> list[str]:
         """Defined terms whose words all appear in the issue ("Basement" in "flood damage in basements")."""
@@ -103,7 +146,9 @@ class EvidencePlanner:
                     terms.append(term)
         return terms
 
-    def _follow(self, issue: str, table: EvidenceTable) -> Iterator[tuple[str, str, str, list[Passage]]]:
+    def _follow(
+        self, issue: str, table: EvidenceTable, followed: set[tuple[str, str]]
+    ) -> Iterator[tuple[str, str, str, list[Passage]]]:
         """Cross-references and specific defined terms used by the evidence, until none is new.
 
         The passages the issue's own search found are followed in full (the cover clause's
@@ -111,7 +156,6 @@ class EvidencePlanner:
         others only where a clause of theirs speaks to the issue, and definitions not at all,
         so the chain does not wander off into the rest of the policy."""
         # Keyed by document: two forms that both say "see clause 5" each get their own look-up.
-        followed = {(f"definition of {t}".lower(), d) for t in self._issue_terms(issue) for d in self.tools.scope}
         wanted = content_words(issue)
         while True:
             todo = []

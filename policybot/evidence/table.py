@@ -35,14 +35,17 @@ class EvidenceTable:
         the LLM's line; without one, the row says what its role is and ``because`` of what."""
         if hit.chunk.chunk_id in self.chunks:
             return self._row_of(hit.chunk.chunk_id), False
-        for row in self.rows:
-            first = self.chunks[row.citation.chunk_id]
-            if first.doc.doc_id != hit.doc.doc_id and same_text(first.chunk.text, hit.chunk.text):
-                self.chunks[hit.chunk.chunk_id] = hit
-                row.citation.same_text_in.append(
-                    f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}"
-                )
-                return row, False
+        twins = [
+            row
+            for row in self.rows
+            if (first := self.chunks[row.citation.chunk_id]).doc.doc_id != hit.doc.doc_id
+            and same_text(first.chunk.text, hit.chunk.text)
+        ]
+        if twins:  # overlapping chunks can all look alike: the one of the same section first
+            row = next((r for r in twins if r.citation.section == hit.chunk.section), twins[0])
+            self.chunks[hit.chunk.chunk_id] = hit
+            row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
+            return row, False
         self.chunks[hit.chunk.chunk_id] = hit
         citation = hit.citation(len(self.rows) + 1)
         if quote:  # the LLM's own words: shown as given, verified only if they are in the passage

@@ -174,16 +174,33 @@ class EvidenceTools:
             return []
         return [t for t, n in overlap.items() if n == best][:limit]
 
-    def aspect_sections(self, pattern: re.Pattern[str]) -> dict[str, set[str]]:
-        """Per top-level section whose title matches ``pattern`` ("Section 4 General Exclusions",
-        "V. Exclusions"), the chunk ids under it. Top level only: a sub-clause titled "Disputes
-        which are covered" is a part of its own topic, not where a policy keeps its cover."""
+    def aspect_sections(self, pattern: re.Pattern[str] | None = None) -> dict[str, set[str]]:
+        """Per top-level section (whose title matches ``pattern``, when given: "Section 4 General
+        Exclusions", "V. Exclusions"), the chunk ids under it. Top level only: a sub-clause titled
+        "Disputes which are covered" is a part of its own topic, not where a policy keeps its
+        cover. Two documents' sections of the same title are one part ("V. Exclusions" of each
+        flood form)."""
         out: dict[str, set[str]] = {}
         for doc_id in self.scope:
             for chunk_id, path in self.sections_of(doc_id):
                 top = path.split(" > ")[0]
-                if top and pattern.search(top):
+                if top and (pattern is None or pattern.search(top)):
                     out.setdefault(top, set()).add(chunk_id)
+        return out
+
+    def sections_titled(self, title: str) -> dict[str, set[str]]:
+        """Per section whose own title (numbering removed) is or starts with ``title``, in each
+        document of the scope, the chunk ids under it (its sub-sections included)."""
+        wanted = alnum(_TITLE_NUMBER.sub("", title))
+        out: dict[str, set[str]] = {}
+        for doc_id in self.scope:
+            for chunk_id, path in self.sections_of(doc_id):
+                parts = path.split(" > ")
+                for depth, part in enumerate(parts):
+                    if wanted and alnum(_TITLE_NUMBER.sub("", part)).startswith(wanted):
+                        key = f"{self.scope[doc_id].name}: {' > '.join(parts[: depth + 1])}"
+                        out.setdefault(key, set()).add(chunk_id)
+                        break
         return out
 
     def term_share(self, doc_id: str, term: str) -> float:
