@@ -508,3 +508,16 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer
+
+
+def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():
+    """Ties of shared words go to a sentence that states an amount or period when one is asked
+    for ("what is the waiting period…?"); a list item's own number is not a quantity."""
+    from policybot.answer.writers import asks_quantity, states_quantity
+
+    assert asks_quantity("What is the waiting period for accidental damage?")
+    assert asks_quantity("how long do I have to claim") and asks_quantity("What percentage must it be insured to?")
+    assert not asks_quantity("Is my bike covered if it is stolen?")
+    assert states_quantity("There is a waiting period of 14 days for the optional extensions.")
+    assert states_quantity("1. At least 80 percent of its replacement cost;")
+    assert not states_quantity("2. The maximum amount of insurance available for that building.")

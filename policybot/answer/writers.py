@@ -212,7 +212,7 @@ class ExtractiveWriter:
             wants_quantity = asks_quantity(question)
 
             def both(unit: str) -> float:
-                quantity = 0.5 if wants_quantity and _QUANTITY.search(unit) else 0.0
+                quantity = 0.5 if wants_quantity and states_quantity(unit) else 0.0
                 return shared(unit) + quantity + 0.4 * meaning(unit)
 
             return both, meaning
@@ -260,6 +260,11 @@ _ASKS_QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty|sixty)\b", re.I)
+_ITEM_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\s+", re.I)  # "2. ", "(c) ": not a quantity
+
+
+def states_quantity(unit: str) -> bool:
+    return bool(_QUANTITY.search(_ITEM_MARKER.sub("", unit)))
 
 
 def asks_quantity(question: str) -> bool:
