@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -400,9 +401,9 @@ HOSPITAL = [
 ]
 
 
-def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
-    """Issue 20: four turns typed into the chat; the follow-up is searched with the previous user
-    question only, and one click searches it on its own."""
+@contextmanager
+def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720):
+    """The app on the sample policy, in Chromium, its chat box ready: (page, chat box, server log)."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     home = tmp_path / "home"
@@ -412,39 +413,52 @@ def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page(viewport={"width": 1280, "height": 720})
+                page = browser.new_page(viewport={"width": width, "height": height})
                 page.set_default_timeout(60_000)
                 page.goto(url)
                 chat = page.get_by_test_id("stChatInputTextArea")
-                for turn, question in enumerate(HOSPITAL, start=1):
-                    chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                    chat.fill(question)
-                    chat.press("Enter")
-                    page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
-                searched = page.get_by_text("Searched as:", exact=False)
-                texts = [searched.nth(i).inner_text() for i in range(searched.count())]
-                # Never a snowball: a searched-as text is at most the previous user question and this one.
-                assert texts and all(t.count("; ") <= 1 for t in texts), texts
-                assert not any("bike" in t.lower() and "hospital" in t.lower() for t in texts), texts
-                assert any(t.endswith("Does that matter; and if it was only 3 weeks?") for t in texts), texts
-                if SCREENSHOT_DIR:
-                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "follow-up.png"))
-                page.get_by_role("button", name="Search my question on its own").click()
-                page.wait_for_function(
-                    "() => !document.body.innerText.includes('Search my question on its own')",
-                    timeout=ANSWER_TIMEOUT_MS,
-                )
-                page.wait_for_function(ANSWERED, arg=4, timeout=ANSWER_TIMEOUT_MS)
-                page.wait_for_timeout(1500)
-                assert page.get_by_role("button", name="Search my question on its own").count() == 0
-                body = page.locator("body").inner_text()
-                assert body.count("and if it was only 3 weeks?") == 1, log_tail(log)  # replaced, not added
-                assert "Traceback" not in body
+                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+                yield page, chat, log
             finally:
                 browser.close()
     finally:
         stop(server)
+
+
+def type_question(page, chat, question: str, turn: int) -> None:
+    """Type a question, press Enter, and wait until the ``turn``-th answer is shown."""
+    chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+    chat.fill(question)
+    chat.press("Enter")
+    page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
+
+
+def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
+    """Issue 20: four turns typed into the chat; the follow-up is searched with the previous user
+    question only, and one click searches it on its own."""
+    with sample_chat(tmp_path) as (page, chat, log):
+        for turn, question in enumerate(HOSPITAL, start=1):
+            type_question(page, chat, question, turn)
+        searched = page.get_by_text("Searched as:", exact=False)
+        texts = [searched.nth(i).inner_text() for i in range(searched.count())]
+        # Never a snowball: a searched-as text is at most the previous user question and this one.
+        assert texts and all(t.count("; ") <= 1 for t in texts), texts
+        assert not any("bike" in t.lower() and "hospital" in t.lower() for t in texts), texts
+        assert any(t.endswith("Does that matter; and if it was only 3 weeks?") for t in texts), texts
+        if SCREENSHOT_DIR:
+            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "follow-up.png"))
+        page.get_by_role("button", name="Search my question on its own").click()
+        page.wait_for_function(
+            "() => !document.body.innerText.includes('Search my question on its own')",
+            timeout=ANSWER_TIMEOUT_MS,
+        )
+        page.wait_for_function(ANSWERED, arg=4, timeout=ANSWER_TIMEOUT_MS)
+        page.wait_for_timeout(1500)
+        assert page.get_by_role("button", name="Search my question on its own").count() == 0
+        body = page.locator("body").inner_text()
+        assert body.count("and if it was only 3 weeks?") == 1, log_tail(log)  # replaced, not added
+        assert "Traceback" not in body
 
 
 SLOW_LEAK = "A slow leak under the sink ruined my kitchen floor. Will you pay?"
@@ -454,48 +468,27 @@ def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(tmp_path):
     """Issue 21: the clause that decides a coverage question comes first, labelled Not covered,
     and its panel highlights that item; asked next "…only 3 weeks?" after an empty-house question,
     the definition of Unoccupied is quoted."""
-    executable = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    home = tmp_path / "home"
-    assert not PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).failed
-    server, url, log = start_app(home, tmp_path)
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.set_default_timeout(60_000)
-                page.goto(url)
-                chat = page.get_by_test_id("stChatInputTextArea")
-                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                chat.fill(SLOW_LEAK)
-                chat.press("Enter")
-                page.wait_for_function(ANSWERED, arg=1, timeout=ANSWER_TIMEOUT_MS, polling=500)
-                message = page.get_by_test_id("stChatMessage").nth(1)
-                first = next(line for line in message.inner_text().splitlines() if line.startswith("1. "))
-                assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water'), (
-                    first + log_tail(log)
-                )
-                panel = message.locator("details").filter(has=page.locator("summary", has_text="Not covered")).first
-                summary = panel.locator("summary")
-                assert "2.5 Escape of water" in summary.inner_text()
-                summary.click()
-                mark = panel.locator("mark").first
-                mark.wait_for(state="visible")
-                assert mark.inner_text().startswith("(c) Damage caused by water escaping gradually")
-                if SCREENSHOT_DIR:
-                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "slow-leak.png"))
+    with sample_chat(tmp_path, height=900) as (page, chat, log):
+        type_question(page, chat, SLOW_LEAK, 1)
+        message = page.get_by_test_id("stChatMessage").nth(1)
+        first = next(line for line in message.inner_text().splitlines() if line.startswith("1. "))
+        assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water'), first + log_tail(
+            log
+        )
+        panel = message.locator("details").filter(has=page.locator("summary", has_text="Not covered")).first
+        summary = panel.locator("summary")
+        assert "2.5 Escape of water" in summary.inner_text()
+        summary.click()
+        mark = panel.locator("mark").first
+        mark.wait_for(state="visible")
+        assert mark.inner_text().startswith("(c) Damage caused by water escaping gradually")
+        if SCREENSHOT_DIR:
+            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "slow-leak.png"))
 
-                for turn, question in enumerate(HOSPITAL[2:], start=2):
-                    chat.fill(question)
-                    chat.press("Enter")
-                    page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
-                last = page.get_by_test_id("stChatMessage").last.inner_text()
-                assert 'Definition: "The Home has not been lived in' in last and "60 consecutive days" in last, last
-                if SCREENSHOT_DIR:
-                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "three-weeks.png"))
-            finally:
-                browser.close()
-    finally:
-        stop(server)
+        for turn, question in enumerate(HOSPITAL[2:], start=2):
+            type_question(page, chat, question, turn)
+        last = page.get_by_test_id("stChatMessage").last.inner_text()
+        assert 'Definition: "The Home has not been lived in' in last and "60 consecutive days" in last, last
+        if SCREENSHOT_DIR:
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "three-weeks.png"))

@@ -56,26 +56,31 @@ def sample(tmp_path_factory):
     return bot
 
 
+def found_as_source(sample, query: str, keep):
+    """The first search hit ``keep`` accepts, as the answer's source [1]."""
+    from policybot.schemas import Citation
+
+    hit = next(c for c in sample.search(query, k=10).hits if keep(c))
+    return Citation(
+        n=1,
+        chunk_id=hit.chunk_id,
+        doc=hit.doc,
+        section=hit.section,
+        page_start=hit.page_start,
+        page_end=hit.page_end,
+        text=hit.text,
+        score=0.5,
+    )
+
+
 def test_the_escape_of_water_cover_brings_its_unoccupancy_clause_and_deductible(sample):
     """Clause 2.5 says "(see clause 6.3)" and "set out in clause 5.2": both are followed."""
     follower = sample.components.references
     docs = {d.doc_id: d for d in sample.components.index.documents()}
-    [cover] = [
-        c
-        for c in sample.search("escape of water cover what is not covered gradual leak", k=10).hits
-        if c.section.endswith("2.5 Escape of water")
-    ][:1]
-    from policybot.schemas import Citation
-
-    source = Citation(
-        n=1,
-        chunk_id=cover.chunk_id,
-        doc=cover.doc,
-        section=cover.section,
-        page_start=cover.page_start,
-        page_end=cover.page_end,
-        text=cover.text,
-        score=0.5,
+    source = found_as_source(
+        sample,
+        "escape of water cover what is not covered gradual leak",
+        lambda c: c.section.endswith("2.5 Escape of water"),
     )
     supporting = follower.run("is a slow leak covered?", [source], docs)
     assert [s.reason for s in supporting] == ["clause 6.3", "clause 5.2"]
@@ -123,24 +128,12 @@ def test_quantity_kinds_and_what_a_question_turns_on():
 def test_a_definition_the_question_turns_on_comes_before_cross_references(sample):
     """6.3 points to clauses 2.18 and 3.14 and uses "Unoccupied": asked about "only 3 weeks", the
     definition (more than 60 consecutive days) is the one the answer needs, so it is followed first."""
-    from policybot.schemas import Citation
-
     follower = sample.components.references
     docs = {d.doc_id: d for d in sample.components.index.documents()}
-    [clause] = [
-        c
-        for c in sample.search("unoccupied home tell us accidental damage clauses 2.18 and 3.14", k=10).hits
-        if c.section.endswith("6.3 Unoccupancy") and "2.18" in c.text
-    ][:1]
-    source = Citation(
-        n=1,
-        chunk_id=clause.chunk_id,
-        doc=clause.doc,
-        section=clause.section,
-        page_start=clause.page_start,
-        page_end=clause.page_end,
-        text=clause.text,
-        score=0.5,
+    source = found_as_source(
+        sample,
+        "unoccupied home tell us accidental damage clauses 2.18 and 3.14",
+        lambda c: c.section.endswith("6.3 Unoccupancy") and "2.18" in c.text,
     )
     supporting = follower.run("the house was empty, and if it was only 3 weeks?", [source], docs)
     assert supporting[0].reason == "definition of Unoccupied"

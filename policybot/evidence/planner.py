@@ -93,7 +93,7 @@ class EvidencePlanner:
             # is not covered there): the issue is searched inside each section so titled.
             for path, chunk_ids in tools.sections_titled(title).items():
                 if len(chunk_ids) > 1:
-                    hits = self._distinct(issue, limits.aspect_hits, within=chunk_ids)
+                    hits = self._distinct(issue, limits.aspect_hits, within=set(chunk_ids))
                     yield "Search", f"{issue} (in {path})", f"inside the section titled '{title}'", hits
         followed = {(f"definition of {t}".lower(), d) for t in terms for d in tools.scope}
         # Ranked and judged by the issue alone: the section only says where to look. The parts

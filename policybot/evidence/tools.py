@@ -134,19 +134,8 @@ class EvidenceTools:
     def section(self, title: str) -> list[Passage]:
         """The opening chunk of each section whose title, without its numbering ("Section 6",
         "VII.", "2.5"), is or starts with ``title``."""
-        wanted = alnum(_TITLE_NUMBER.sub("", title))
-        found: list[tuple[str, float]] = []
-        for doc_id in self.scope:
-            seen: set[str] = set()
-            for chunk_id, path in self.sections_of(doc_id):
-                parts = path.split(" > ")
-                for depth, part in enumerate(parts):
-                    own = alnum(_TITLE_NUMBER.sub("", part))
-                    key = " > ".join(parts[: depth + 1])
-                    if wanted and own.startswith(wanted) and key not in seen:
-                        seen.add(key)
-                        found.append((chunk_id, 1.0))
-        return self._hits(found[:6], f"section {title}")
+        openings = [chunk_ids[0] for chunk_ids in self.sections_titled(title).values()]
+        return self._hits([(chunk_id, 1.0) for chunk_id in openings[:6]], f"section {title}")
 
     def titles_naming(self, issue: str, limit: int = 6) -> list[str]:
         """Section titles (deepest level, numbering removed) that name the issue: they contain its
@@ -188,19 +177,21 @@ class EvidenceTools:
                     out.setdefault(top, set()).add(chunk_id)
         return out
 
-    def sections_titled(self, title: str) -> dict[str, set[str]]:
+    def sections_titled(self, title: str) -> dict[str, list[str]]:
         """Per section whose own title (numbering removed) is or starts with ``title``, in each
-        document of the scope, the chunk ids under it (its sub-sections included)."""
+        document of the scope, the chunk ids under it in reading order (its sub-sections included;
+        a chunk under two such sections is in both)."""
         wanted = alnum(_TITLE_NUMBER.sub("", title))
-        out: dict[str, set[str]] = {}
+        out: dict[str, list[str]] = {}
+        if not wanted:
+            return out
         for doc_id in self.scope:
             for chunk_id, path in self.sections_of(doc_id):
                 parts = path.split(" > ")
                 for depth, part in enumerate(parts):
-                    if wanted and alnum(_TITLE_NUMBER.sub("", part)).startswith(wanted):
+                    if alnum(_TITLE_NUMBER.sub("", part)).startswith(wanted):
                         key = f"{self.scope[doc_id].name}: {' > '.join(parts[: depth + 1])}"
-                        out.setdefault(key, set()).add(chunk_id)
-                        break
+                        out.setdefault(key, []).append(chunk_id)
         return out
 
     def term_share(self, doc_id: str, term: str) -> float:
