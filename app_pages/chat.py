@@ -4,6 +4,7 @@ question box. An answer streams: a status line, the first passages, then the wor
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import streamlit as st
 
@@ -17,9 +18,17 @@ from policybot.options import AskOptions
 from policybot.schemas import Answer
 from policybot.service import PolicyBot
 
+ANSWERS_QUOTE = "Answers quote your documents, with the page of each quote."
+ANSWERS_WRITTEN = "Answers are written from your documents; every sentence is checked against the passage it cites."
+
 
 def render_answer(
-    bot: PolicyBot, answer: Answer, index: int, banner: str | None, latest: bool = True, reviewer: bool = True
+    bot: PolicyBot,
+    answer: Answer,
+    index: int,
+    latest: bool = True,
+    reviewer: bool = True,
+    shared_titles: frozenset[str] = frozenset(),
 ) -> None:
     """One answer with its sources. ``reviewer`` (not a locked kiosk): the model's unchecked draft,
     when it was not shown as the answer, can be opened."""
@@ -31,8 +40,8 @@ def render_answer(
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
-    if answer.notice and answer.notice != banner:  # the banner already says it
-        st.caption(f"ℹ️ {escape_markdown(answer.notice)}")
+    if answer.notice:
+        st.caption(escape_markdown(answer.notice))
     if answer.unchecked_draft and reviewer:
         with st.expander("The model's unchecked draft (not the answer)", expanded=False):
             st.caption("Parts of it are not backed by the passages it cites. Shown for reviewers, never to visitors.")
@@ -40,11 +49,21 @@ def render_answer(
     if answer.refused:
         st.caption("Closest passages, for reading:")
     for c in answer.shown_citations:
-        render_citation(bot, c, answer.refused, f"{index}-{c.n}", page_on_request=not latest)
+        render_citation(
+            bot,
+            c,
+            answer.refused,
+            f"{index}-{c.n}",
+            page_on_request=not latest,
+            generated=answer.mode == "generated",
+            reviewer=reviewer,
+            shown=len(answer.shown_citations),
+            by_file=(c.title or c.doc) in shared_titles,
+        )
     if answer.edition_note and answer.earlier_edition is not None:
-        st.info(escape_markdown(answer.edition_note), icon="🗓️")
+        st.info(escape_markdown(answer.edition_note))
         earlier = answer.earlier_edition
-        title = escape_markdown(f"Earlier edition: {earlier.label}")
+        title = escape_markdown(f"Earlier edition: {earlier.file_label}")
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)
     cols = st.columns([1, 1, 3])
     with cols[0].popover("Copy answer"):
@@ -56,6 +75,26 @@ def render_answer(
             if st.button("Send feedback", key=f"send-{index}"):
                 bot.record_feedback(answer, "up" if rating == 1 else "down", comment, st.session_state.session_id)
                 st.toast("Thank you — saved on this machine.")
+
+
+def greeting(ctx: PageContext) -> None:
+    """The empty chat: what the library holds, by title, and a few questions drawn from its own
+    sections to start with (a click asks one)."""
+    titles = [d.title or d.name for d in ctx.listing.documents if d.name in ctx.scope]
+    if not titles:
+        st.info("No documents yet: add PDFs on the Library page, then ask about them here.")
+        return
+    st.markdown(escape_markdown("Ask about " + "; ".join(titles) + "."))
+    examples = ctx.bot.library.example_questions(ctx.scope)
+    if examples:
+        st.caption("For example:")
+        row = st.container(horizontal=True)
+        for i, example in enumerate(examples):
+            row.button(example, key=f"example-{i}", on_click=ask_example, args=(example,))
+
+
+def ask_example(question: str) -> None:
+    st.session_state["ask_example"] = question
 
 
 def search_alone() -> None:
@@ -100,24 +139,26 @@ def page(ctx: PageContext) -> None:
     """The conversation: banners, its answers so far, and the question box."""
     state = st.session_state
     bot = ctx.bot
-    if ctx.llm_notice:
-        st.info(f"**Extractive mode:** {escape_markdown(ctx.llm_notice)}", icon="ℹ️")
+    # One plain line on what the answers are; the language model's state and how to start one
+    # live in Status (and `policybot doctor`), never in the conversation.
+    st.caption(ANSWERS_QUOTE if ctx.llm_notice else ANSWERS_WRITTEN)
     if state.notice:
         st.info(escape_markdown(state.notice))
 
-    top = st.columns([1, 1, 1, 3])
-    if top[0].button("New conversation", key="new"):
+    # Buttons at their natural width (columns cut "New conversation" short at 1280 px).
+    top = st.container(horizontal=True)
+    if state.history and top.button("New conversation", key="new"):
         clear_conversation()
         st.rerun()
     if state.history:
-        top[1].download_button(
+        top.download_button(
             "Export Markdown",
             conversation_markdown(state.history),
             "policybot-conversation.md",
             "text/markdown",
             key="export-md",
         )
-        top[2].download_button(
+        top.download_button(
             "Export JSON",
             conversation_json(state.history, reviewer=ctx.can_edit),
             "policybot-conversation.json",
@@ -125,15 +166,21 @@ def page(ctx: PageContext) -> None:
             key="export-json",
         )
 
+    if not state.history:
+        greeting(ctx)
+    titles = Counter(d.title or d.name for d in ctx.listing.documents)
+    shared = frozenset(t for t, n in titles.items() if n > 1)  # editions of one policy share a title
     for i, (question, answer) in enumerate(state.history):
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
-            render_answer(bot, answer, i, ctx.llm_notice, latest=i == len(state.history) - 1, reviewer=ctx.can_edit)
+            render_answer(
+                bot, answer, i, latest=i == len(state.history) - 1, reviewer=ctx.can_edit, shared_titles=shared
+            )
 
     question = st.chat_input("Ask a question about your policy documents")
     alone = state.pop("ask_alone", None)
-    question = question or alone
+    question = question or alone or state.pop("ask_example", None)
     if question:
         state.last_active = time.time()
         state.notice = None

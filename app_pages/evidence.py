@@ -49,12 +49,6 @@ def page(ctx: PageContext) -> None:
             "sidebar)."
         )
     )
-    if ctx.llm_notice:
-        st.info(
-            "**Deterministic planner:** no LLM is running, so fixed rules collect the evidence. "
-            f"{escape_markdown(ctx.llm_notice)}",
-            icon="ℹ️",
-        )
     with st.form("evidence_form", border=False):
         help_text = "A topic, not a question: PolicyBot collects what covers, limits, defines and conditions it."
         issue = st.text_input("Issue", key="evidence_issue", placeholder="e.g. escape of water", help=help_text)
@@ -71,7 +65,7 @@ def page(ctx: PageContext) -> None:
                 state.evidence = report
                 st.rerun()
     if state.evidence is not None:
-        render_evidence(ctx.bot, state.evidence, ctx.llm_notice)
+        render_evidence(ctx.bot, state.evidence)
 
 
 def collect_evidence(bot: PolicyBot, issue: str, scope: list[str]) -> EvidenceReport | None:
@@ -123,11 +117,11 @@ def evidence_summary(report: EvidenceReport) -> str:
     )
 
 
-def render_evidence(bot: PolicyBot, report: EvidenceReport, banner: str | None) -> None:
+def render_evidence(bot: PolicyBot, report: EvidenceReport) -> None:
     """The report: what was done, downloads, the table, one source panel per row, the trace."""
     st.markdown(escape_markdown(evidence_summary(report)))
-    if report.notice and report.notice != banner:  # the banner already says it
-        st.caption(f"ℹ️ {escape_markdown(f'No LLM was used: {report.notice}')}")
+    if report.notice:
+        st.caption(escape_markdown(report.notice))
     buttons = st.container(horizontal=True)
     buttons.download_button(
         "Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv"

@@ -11,19 +11,25 @@ from policybot.schemas import Citation
 from policybot.service import PolicyBot
 
 
-def citation_title(c: Citation, refused: bool) -> str:
+def citation_title(
+    c: Citation, refused: bool, generated: bool = False, shown: int | None = None, by_file: bool = False
+) -> str:
+    """The panel's label: number, role, title, clause, pages. "✓ quote checked" only where it
+    means something: a written answer's quote, found in the passage (a copied quote always is).
+    Scores are not here: they are in the panel, for reviewers."""
     # Plain symbols (DejaVu has them): kiosk browsers often have no emoji font.
-    mark = "" if refused or not c.cited else (" ✓ verified" if c.verified else " ⚠ unverified")
-    extra = ""
-    if c.referenced_by:
-        extra += escape_markdown(f" · referenced by [{c.referenced_by[0]}] ({c.reference})")
-    if c.same_text_in:
-        extra += escape_markdown(f" · same text in: {'; '.join(c.same_text_in)}")
-    if c.ocr_confidence is not None:
-        extra += f" · OCR {c.ocr_confidence:.0f}%"
-    score = "" if c.referenced_by else f" · score {c.score:.2f}"
     role = f"{c.role} · " if c.role and not refused else ""
-    return f"{escape_markdown(f'[{c.n}] {role}{c.label}')}{mark}{extra}{score}"
+    label = c.file_label if by_file else c.label  # two documents of one title (editions): their file names
+    parts = [f"[{c.n}] {role}{label}"]
+    if c.cited and generated and not refused:
+        parts.append("✓ quote checked" if c.verified else "⚠ unchecked")
+    if c.referenced_by and (shown is None or c.referenced_by[0] <= shown):  # never a number with no panel
+        parts.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
+    if c.same_text_in:
+        parts.append(f"same text in: {'; '.join(c.same_text_in)}")
+    if c.ocr_confidence is not None:
+        parts.append(f"OCR {c.ocr_confidence:.0f}%")
+    return escape_markdown(" · ".join(parts))
 
 
 def ocr_note(c: Citation, floor: float) -> None:
@@ -47,14 +53,22 @@ def render_citation(
     expanded: bool = False,
     title: str | None = None,
     page_on_request: bool = False,
+    generated: bool = False,
+    reviewer: bool = False,
+    shown: int | None = None,
+    by_file: bool = False,
 ) -> None:
     """A source's panel: the chunk with the quote highlighted, the page image, the PDF.
 
     ``page_on_request``: the page image waits for a click. Streamlit redraws the whole history on
     every rerun, so images in earlier answers were rendered and sent again with each new question
     (turn 30 took 2.6 times as long as turn 10)."""
-    with st.expander(title or citation_title(c, refused), expanded=expanded):
+    with st.expander(title or citation_title(c, refused, generated, shown, by_file), expanded=expanded):
         ocr_note(c, bot.settings.ocr.confidence_floor)
+        if reviewer:  # the detail a reviewer checks against: the file, the full heading path, the score
+            where = f"{c.doc} · {c.section or 'no section'}"
+            score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
+            st.caption(escape_markdown(where + score))
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
         if page_on_request and not st.toggle(f"Show page {c.page_start}", key=f"page-{key}"):
             return
@@ -63,7 +77,9 @@ def render_citation(
         except PolicyBotError as exc:  # the document was deleted, or the page is gone
             st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
-        st.image(image, caption=f"{c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else ""))
+        st.image(
+            image, caption=f"{c.title or c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else "")
+        )
         pdf = bot.library.stored_pdf(c.doc)
         if pdf is not None:
             st.download_button(

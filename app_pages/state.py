@@ -144,9 +144,8 @@ def loading_watch(bot: PolicyBot) -> None:
         return
     st.info(
         "Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as they "
-        "are ready.",
-        icon="⏳",
-    )
+        "are ready."
+    )  # no emoji icon: kiosk browsers often have no emoji font, and it shows as an empty box
 
     @st.fragment(run_every=1.0)
     def check() -> None:

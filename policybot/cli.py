@@ -335,6 +335,16 @@ def ask(
         _print_json(answer)
     else:
         _print_answer(answer, "".join(streamed))
+        if answer.mode == "extractive" and not no_llm and not answer.notice:
+            _llm_setup_hint(bot)
+
+
+def _llm_setup_hint(bot: Any) -> None:
+    """Why no language model wrote the answer, with the command that starts one: said here, in
+    Status and by `policybot doctor`, never inside the answer or its export."""
+    notice = bot.status().llm_notice
+    if notice:
+        err.print(f"[yellow]{escape(notice)}[/yellow]", highlight=False)
 
 
 @app.command()
@@ -375,6 +385,8 @@ def evidence(
     assert report is not None
     if report.notice:
         err.print(f"[yellow]{escape(report.notice)}[/yellow]", highlight=False)
+    if report.mode == "planner" and not no_llm:
+        _llm_setup_hint(bot)
     if as_json:
         _print_json(report)
     elif as_csv:
@@ -440,7 +452,7 @@ def _print_answer(answer: Any, streamed: str) -> None:
         out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}{escape(notes)}", highlight=False)
     if answer.edition_note and answer.earlier_edition is not None:
         out.print(f"\n[yellow]{escape(answer.edition_note)}[/yellow]", highlight=False)
-        out.print(f"{escape('[earlier edition] ' + answer.earlier_edition.label)}", highlight=False)
+        out.print(f"{escape('[earlier edition] ' + answer.earlier_edition.file_label)}", highlight=False)
     llm = answer.llm
     err.print(
         f"[dim]{answer.mode}; {llm.calls} LLM call(s), {llm.prompt_tokens} prompt + {llm.output_tokens} output tokens; "

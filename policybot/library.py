@@ -4,18 +4,38 @@ pages shown beside a citation. Adding documents is ``ingestion.pipeline.IngestPi
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from policybot.components import Components
 from policybot.core.editions import current_editions, superseded
+from policybot.core.roles import role_of
 from policybot.core.rows import DocumentRow
 from policybot.display.page_images import cached_render
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.models.profiles import EMBEDDING_MODELS, EmbeddingModel
 from policybot.schemas import DeleteReport, DocumentInfo, DocumentList
 from policybot.store.index import DocumentIndex
+
+# Sections that are not a topic to ask about: definitions, contents, the preamble.
+_NOT_A_TOPIC = re.compile(r"\b(?:definitions?|contents|glossary|index|introduction|preamble|schedule)\b", re.I)
+_TITLE_NUMBER = re.compile(
+    r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+"
+)
+
+
+def _plain_title(heading: str) -> str:
+    """ "2.5 Escape of water" -> "escape of water"; acronyms and names keep their capitals."""
+    title = _TITLE_NUMBER.sub("", heading).strip().rstrip(".:")
+    if not 3 <= len(title) <= 60 or not any(ch.isalpha() for ch in title):
+        return ""
+    words = title.split()
+    sentence_case = not any(w[:1].isupper() for w in words[1:])
+    if sentence_case and words[0][1:2].islower():  # "Escape of water" -> "escape of water"; not "NFIP", "Pair and Set"
+        words[0] = words[0].lower()
+    return " ".join(words)
 
 
 class Library:
@@ -61,6 +81,28 @@ class Library:
         if missing:
             raise PolicyBotError(f"not indexed: {', '.join(missing)} (indexed: {', '.join(sorted(by_name))})")
         return [by_name[n] for n in wanted]
+
+    def example_questions(self, names: Sequence[str], limit: int = 4) -> list[str]:
+        """Questions a newcomer could ask, drawn from the documents' own section titles: one per
+        top-level part, parts that cover, limit or set conditions first ("What does it say about
+        escape of water?"). Definitions and contents pages are left out."""
+        registry, collection = self.components.registry, self.components.index.collection
+        by_name = {d.name: d for d in self.components.index.documents()}
+        parts: dict[str, str] = {}  # top-level part -> its first sub-section's title
+        for name in names:
+            if name not in by_name:
+                continue
+            for chunk in registry.chunks_of(collection, by_name[name].doc_id):
+                path = [p.strip() for p in chunk.section.split(" > ") if p.strip()]
+                if len(path) < 2 or any(_NOT_A_TOPIC.search(p) for p in path):
+                    continue
+                title = _plain_title(path[-1])
+                if title and path[0] not in parts and title not in parts.values():
+                    parts[path[0]] = title
+        order = {"covers": 0, "limits": 1, "procedure": 2, "condition": 3}
+        ranked = sorted(parts.items(), key=lambda kv: order.get(role_of(kv[0], ""), 4))
+        subject = "does it" if len(names) == 1 else "do the documents"
+        return [f"What {subject} say about {title}?" for _, title in ranked[:limit]]
 
     def stored_pdf(self, name: str) -> Path | None:
         """The library's copy of a document's PDF, if it is still stored."""

@@ -19,9 +19,12 @@ def page_range(start: int, end: int) -> str:
     return f"p.{start}" if start == end else f"pp.{start}-{end}"
 
 
-def source_label(doc: str, section: str, start: int, end: int) -> str:
-    """How a source is cited to users: ``Doc name (Section), p.X``."""
-    return f"{doc}{f' ({section})' if section else ''}, {page_range(start, end)}"
+def source_label(doc: str, section: str, start: int, end: int, title: str = "") -> str:
+    """How a source is cited to people: the document's title (its file name when it has none),
+    the clause it sits in (number and name, the deepest heading), the pages:
+    ``HomeShield Household Policy · 2.5 Escape of water · pp.4-5``."""
+    clause = section.split(" > ")[-1].strip() if section else ""
+    return " · ".join(part for part in (title.strip() or doc, clause, page_range(start, end)) if part)
 
 
 IngestStatus = Literal["ingested", "replaced", "unchanged", "duplicate", "failed"]
@@ -129,7 +132,7 @@ class SearchHit(BaseModel):
 
     @property
     def citation(self) -> str:
-        return source_label(self.doc, self.section, self.page_start, self.page_end)
+        return source_label(self.doc, self.section, self.page_start, self.page_end, self.title)
 
 
 class SearchResponse(BaseModel):
@@ -210,6 +213,11 @@ class Citation(BaseModel):
 
     @property
     def label(self) -> str:
+        return source_label(self.doc, self.section, self.page_start, self.page_end, self.title)
+
+    @property
+    def file_label(self) -> str:
+        """The label with the file name instead of the title: for two editions that share a title."""
         return source_label(self.doc, self.section, self.page_start, self.page_end)
 
 

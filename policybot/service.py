@@ -158,9 +158,9 @@ class PolicyBot:
         if not question.strip():
             raise PolicyBotError("the question is empty")
         scope = self.library.resolve_docs(opts.docs, opts.as_of)
-        llm, notice = self.llm() if opts.use_llm else (None, None)
+        llm = self.llm()[0] if opts.use_llm else None
         settings = opts.apply(self.settings)
-        pipeline = AnswerPipeline(self.components.answer_parts(settings), settings, llm, notice)
+        pipeline = AnswerPipeline(self.components.answer_parts(settings), settings, llm)
         yield from pipeline.run(question, as_turns(history), scope)
 
     def ask(self, question: str, history: History = (), options: AskOptions | None = None, **choices: Any) -> Answer:
@@ -180,12 +180,12 @@ class PolicyBot:
         if not issue.strip():
             raise PolicyBotError("the issue is empty")
         scope = self.library.resolve_docs(opts.docs)
-        llm, notice = self.llm() if opts.use_llm and not opts.single_k else (None, None)
+        llm = self.llm()[0] if opts.use_llm and not opts.single_k else None
         settings = self.settings.evidence
         if opts.max_steps is not None:
             settings = settings.model_copy(update={"max_steps": opts.max_steps})
         tools = self.components.evidence_tools(scope)
-        yield from EvidenceCollector(tools, settings, llm, notice).run(issue.strip(), scope, opts.single_k)
+        yield from EvidenceCollector(tools, settings, llm).run(issue.strip(), scope, opts.single_k)
 
     def evidence(self, issue: str, options: EvidenceOptions | None = None, **choices: Any) -> EvidenceReport:
         """``evidence_stream`` run to the end: the report."""

@@ -76,7 +76,7 @@ def extractive() -> Answer:
     return Answer(
         question="Who is insured?",
         standalone_question="Who is insured?",
-        answer=f'1. "{quote}" [1] — acme-home.pdf (1.1 Insured Person), p.1',
+        answer=f'1. "{quote}" [1] — Acme Home Insurance Policy · 1.1 Insured Person · p.1',
         mode="extractive",
         refused=False,
         citations=[_citation(1, DEFINITION, quote)],

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = SAMPLE_POLICY.name  # homeshield-household-policy.pdf
+TITLE = "HomeShield Household Policy"  # what a person reads in a source's label
 QUESTION = "How does the deductible apply to water damage?"
 # Read at import: the autouse _isolated_env fixture removes every POLICYBOT_* variable.
 SCREENSHOT_DIR = os.environ.get("POLICYBOT_SCREENSHOT_DIR")
@@ -136,11 +137,13 @@ def test_question_answer_and_citation_in_browser(tmp_path):
                 chat.fill(QUESTION)
                 chat.press("Enter")
 
-                expanders = page.locator("details").filter(has=page.locator("summary", has_text=DOC))
+                expanders = page.locator("details").filter(has=page.locator("summary", has_text=TITLE))
                 first = expanders.first
                 first.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
                 title = first.locator("summary").inner_text()
-                assert DOC in title and "p.11" in title, f"first citation: {title!r}\n{log_tail(log)}"
+                assert TITLE in title and "p.11" in title and DOC not in title, (
+                    f"first citation: {title!r}\n{log_tail(log)}"
+                )
 
                 first.locator("summary").click()
                 quote = first.locator("mark")
@@ -155,7 +158,7 @@ def test_question_answer_and_citation_in_browser(tmp_path):
                 assert DOC in body and "p.11" in body
                 assert "$750" in quote.inner_text()
                 assert image.evaluate("img => img.naturalWidth") > 200
-                assert DOC in first.inner_text()  # the page image's caption
+                assert TITLE in first.inner_text() and DOC in first.inner_text()  # the caption; the reviewer's detail
 
                 fit_viewport_to_content(page)
                 page.screenshot(path=str(shot), full_page=True)
@@ -258,7 +261,7 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
                 chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
                 chat.fill("Are garden ponds covered for storm damage?")
                 chat.press("Enter")
-                panel = page.locator("details").filter(has=page.locator("summary", has_text="ponds.pdf")).first
+                panel = page.locator("details").filter(has=page.locator("summary", has_text="Garden ponds")).first
                 panel.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
                 panel.locator("summary").click()
                 panel.locator('[data-testid="stImage"] img').wait_for(state="visible")
@@ -368,7 +371,7 @@ def test_evidence_table_in_browser(tmp_path):
                 box = grid.bounding_box()
                 row_height = 35  # Streamlit's default, the header row included
                 page.mouse.click(box["x"] + 15, box["y"] + row_height * 2 + row_height / 2)
-                opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=DOC))
+                opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=TITLE))
                 opened.first.locator("mark").wait_for(state="visible")
                 assert opened.count() == 1
                 title = opened.first.locator("summary").inner_text()

@@ -256,7 +256,7 @@ def test_search_text_output_cites_pages(library):
     result = run(home, "search", "earthquake extension Richter scale", "--k", "2")
     assert result.exit_code == 0, result.output
     first = lines(result.stdout)[0]
-    assert first.startswith("1. acme-home.pdf (")
+    assert first.startswith("1. Acme Home Insurance Policy · ")  # the title a person reads, not the file name
     assert "2.2 Earthquake damage" in first
     assert re.search(r"pp?\.\d", first)
     assert "2 passages" in plain(result.stderr)
@@ -366,7 +366,7 @@ def test_ask_json_extractive_and_refusal(tmp_path, monkeypatch):
     assert answer.mode == "extractive" and answer.citations[0].verified
     assert answer.citations[0].section.endswith("1.1 Insured Person") and answer.citations[0].page_start == 1
     text = runner.invoke(app, base + ["ask", "What does Insured Person mean?"])
-    assert text.exit_code == 0 and "ollama serve" in text.output and "[1] acme-home.pdf" in text.output
+    assert text.exit_code == 0 and "ollama serve" in text.output and "[1] Acme Home Insurance Policy · " in text.output
     refused = runner.invoke(app, base + ["ask", "Who won the Olympics in 2024?", "--json"])
     assert Answer.model_validate_json(refused.stdout).refused
     unknown = runner.invoke(app, base + ["ask", "anything", "--docs", "nope.pdf"])

@@ -15,8 +15,8 @@ def test_markdown_transcript_lists_sources_with_quotes():
     assert "Exported " in md and DISCLAIMER in md
     assert "**Q:** Is my wife covered?" in md
     assert "Searched as" not in md  # the question was already standalone
-    assert "- [1] acme-home.pdf (1.1 Insured Person), p.1 — verified" in md
-    assert "- [2] acme-home.pdf (2.2 Earthquake damage), pp.2-3 — unverified" in md
+    assert "- [1] Acme Home Insurance Policy · 1.1 Insured Person · p.1 — verified" in md
+    assert "- [2] Acme Home Insurance Policy · 2.2 Earthquake damage · pp.2-3 — unverified" in md
     # The quote as one blockquote line, whatever its line breaks in the PDF.
     assert "  > your spouse or partner, and members of your family who permanently live in your home" in md
     assert "  > covered only when the schedule shows" in md
@@ -29,7 +29,7 @@ def test_markdown_refusal_lists_closest_passages():
     assert "_Searched as:_ Is my dog an insured person?" in refusal
     assert "did not answer" in refusal and "below the threshold" in refusal
     assert "**Closest passages**" in refusal
-    assert "- [1] acme-home.pdf (1.1 Insured Person), p.1" in refusal
+    assert "- [1] Acme Home Insurance Policy · 1.1 Insured Person · p.1" in refusal
     assert "  > Insured Person means you, your spouse or partner" in refusal
     assert "**Sources**" not in refusal
     assert md.index("## Question 1") < md.index("## Question 2")
@@ -39,7 +39,7 @@ def test_markdown_extractive_note():
     md = conversation_markdown([("Who is insured?", extractive())])
     assert "Extractive answer" in md
     assert "language model is not running" in md
-    assert "— verified" in md
+    assert "verified" not in md  # a copied quote is always in its passage: saying so tells nothing
 
 
 def test_json_export_round_trips():

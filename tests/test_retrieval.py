@@ -54,7 +54,7 @@ def test_search_finds_the_clause_with_page_and_section(library):
     assert top.doc == "acme-home.pdf"
     assert top.section == "Section 1 Definitions > 1.1 Insured Person"
     assert (top.page_start, top.page_end) == (1, 1)
-    assert top.citation == "acme-home.pdf (Section 1 Definitions > 1.1 Insured Person), p.1"
+    assert top.citation == "Acme Home Insurance Policy · 1.1 Insured Person · p.1"
     assert [h.rank for h in response.hits] == list(range(1, len(response.hits) + 1))
     assert all(a.score >= b.score for a, b in zip(response.hits, response.hits[1:]))
 

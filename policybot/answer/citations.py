@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from policybot.core.text import WORD, fold, longest_common_run, prose_sentences, words
-from policybot.schemas import Citation
+from policybot.schemas import Answer, Citation
 
 # Quotes shorter than this are terms ("flood"), not evidence: they verify nothing alone.
 MIN_QUOTE_WORDS = 3
@@ -358,3 +358,54 @@ class CitationChecker:
         elif not any(c.verified for c in checked if c.cited):
             notice = "No quote or sentence of the answer was found in its cited sources: check it against them."
         return CheckedAnswer(text, checked, removed, notice)
+
+
+# ---------------------------------------------------------------------------
+# Numbering as shown
+# ---------------------------------------------------------------------------
+
+_CANONICAL = re.compile(r"\[(\d+)\]")
+
+
+def renumbered(answer: Answer) -> Answer:
+    """The answer with its sources numbered 1..n in the order a reader meets them: the sources
+    shown with it first, in the order the text cites them, then the others. The markers in the
+    text follow, so a reader never sees a gap ("[1] [2] [3] [7]"). A source shown because a
+    source that is not shown points to it keeps that pointer (a number above the shown ones);
+    the app says "referenced by" only when the pointer is shown."""
+    shown = {c.n for c in answer.shown_citations}
+    first_use = {int(m.group(1)): m.start() for m in reversed(list(_CANONICAL.finditer(answer.answer)))}
+    order = sorted(
+        answer.citations, key=lambda c: (c.n not in shown, first_use.get(c.n, len(answer.answer) + c.n), c.n)
+    )
+    new = {c.n: i for i, c in enumerate(order, 1)}
+    if all(old == n for old, n in new.items()):
+        return answer
+    citations = [
+        c.model_copy(update={"n": new[c.n], "referenced_by": [new.get(r, r) for r in c.referenced_by]}) for c in order
+    ]
+
+    def swap(m: re.Match[str]) -> str:
+        number = int(m.group(1))
+        return f"[{new.get(number, number)}]"
+
+    def swapped(text: str | None) -> str | None:
+        return _CANONICAL.sub(swap, text) if text else text
+
+    earlier = answer.earlier_edition
+    if earlier is not None:
+        earlier = earlier.model_copy(
+            update={
+                "reference": swapped(earlier.reference),
+                "referenced_by": [new.get(r, r) for r in earlier.referenced_by],
+            }
+        )
+    return answer.model_copy(
+        update={
+            "answer": swapped(answer.answer),
+            "citations": citations,
+            "unchecked_draft": swapped(answer.unchecked_draft),
+            "edition_note": swapped(answer.edition_note),
+            "earlier_edition": earlier,
+        }
+    )

@@ -16,6 +16,7 @@ from typing import Callable, Generator, Iterator, Sequence
 import numpy as np
 
 from policybot.answer.bands import Signals
+from policybot.answer.citations import renumbered
 from policybot.answer.conversation import Turn
 from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
 from policybot.answer.guard import Guard, Verdict
@@ -97,16 +98,13 @@ class Ranking:
 class AnswerPipeline:
     """Runs the stages for one question's settings; holds no state between questions."""
 
-    def __init__(
-        self, parts: AnswerParts, settings: Settings, llm: ChatLLM | None, llm_notice: str | None = None
-    ) -> None:
+    def __init__(self, parts: AnswerParts, settings: Settings, llm: ChatLLM | None) -> None:
         self.parts = parts
         self.settings = settings
         self.llm = llm
-        self.llm_notice = llm_notice
         self.planner = QueryPlanner(settings, llm, parts.thresholds.confident)
         self.selector = Selector(settings, parts.rows)
-        self.extractive = ExtractiveWriter(parts.llm_model, parts.embed, parts.embed_query, settings.quote_choice)
+        self.extractive = ExtractiveWriter(parts.embed, parts.embed_query, settings.quote_choice)
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
@@ -140,10 +138,10 @@ class AnswerPipeline:
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
         elif self.llm is None:
-            answer = self.extractive.run(draft, plan.standalone, sources, self.llm_notice, [n.doc.name for n in named])
+            answer = self.extractive.run(draft, plan.standalone, sources, named=[n.doc.name for n in named])
         else:
             answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
-        yield AnswerEvent(self.earlier.run(answer))
+        yield AnswerEvent(renumbered(self.earlier.run(answer)))
 
     # --- stages -----------------------------------------------------------------------
     def _follows(self, question: str, previous: str) -> bool:

@@ -24,10 +24,6 @@ from policybot.schemas import Answer, Citation, page_range
 from policybot.settings import Settings
 from policybot.store.lexical import Tokenizer
 
-NO_LLM_NOTICE = (
-    "No language model was used, so the answer quotes the passages that best match. "
-    "For written answers, start Ollama with `ollama serve` (and `ollama pull {model}` once)."
-)
 # Extractive answers quote the best passages, at most this many (each by ``core.quotes``).
 EXTRACTIVE_SOURCES = 3
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
@@ -101,12 +97,10 @@ class ExtractiveWriter:
 
     def __init__(
         self,
-        llm_model: str,
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         embed_query: Callable[[str], np.ndarray] | None = None,
         quote_choice: QuoteChoice = "both",
     ) -> None:
-        self.llm_model = llm_model  # named in the notice: the command that gets written answers
         self.tokenizer = Tokenizer()
         self.embed, self.embed_query = embed, embed_query
         self.quote_choice = quote_choice
@@ -149,14 +143,15 @@ class ExtractiveWriter:
                     }
                 )
                 items.append((quoted[src.n], shown, _best_unit(cosine or closeness, src.text, quote.start, quote.end)))
+            labels = _labels(chosen)
             for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
-                note = f" (referenced by [{src.referenced_by[0]}]: {src.reference})" if src.referenced_by else ""
+                pointer = src.referenced_by[0] if src.referenced_by else None
+                note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
-                lines.append(f'{i}. {role}"{shown}" [{src.n}] — {src.label}{note}')
+                lines.append(f'{i}. {role}"{shown}" [{src.n}] — {labels[src.n]}{note}')
             conditions = _conditions(items, closeness)
             if conditions:
                 lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text in conditions]
-        notice = notice or NO_LLM_NOTICE.format(model=self.llm_model)
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
 
@@ -273,6 +268,15 @@ def asks_quantity(question: str) -> bool:
 
 
 _MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
+
+
+def _labels(sources: list[Citation]) -> dict[int, str]:
+    """Each quoted source's label: its document's title, or its file name where two quoted
+    documents share a title (two editions, two forms titled alike), so the reader can tell them apart."""
+    docs_of: dict[str, set[str]] = {}
+    for src in sources:
+        docs_of.setdefault(src.title or src.doc, set()).add(src.doc)
+    return {src.n: src.label if len(docs_of[src.title or src.doc]) == 1 else src.file_label for src in sources}
 
 
 def _best_unit(score: Callable[[str], float], text: str, start: int, end: int) -> float:

@@ -39,13 +39,15 @@ def _mode_note(answer: Answer) -> str | None:
     return None
 
 
-def _source_lines(c: Citation) -> list[str]:
-    mark = "verified" if c.verified else "unverified"
+def _source_lines(c: Citation, generated: bool) -> list[str]:
+    """A source as the export lists it. "verified" only for a written answer's quote: a quote
+    copied from the passage is always found in it, so saying so would tell the reader nothing."""
+    notes = [("verified" if c.verified else "unverified")] if generated else []
     if c.referenced_by:
-        mark += f"; referenced by [{c.referenced_by[0]}] ({c.reference})"
+        notes.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
     if c.same_text_in:
-        mark += f"; same text in: {'; '.join(c.same_text_in)}"
-    lines = [f"- [{c.n}] {c.label} — {mark}"]
+        notes.append(f"same text in: {'; '.join(c.same_text_in)}")
+    lines = [f"- [{c.n}] {c.label}" + (f" — {'; '.join(notes)}" if notes else "")]
     if c.quote:
         lines.append(f"  > {_one_line(c.quote)}")
     return lines
@@ -77,7 +79,7 @@ def _item_markdown(i: int, question: str, answer: Answer) -> list[str]:
     if not any(c.cited for c in answer.citations):
         lines.append("_The answer cites no source; these are the passages it was given:_")
     for c in answer.shown_citations:
-        lines += _source_lines(c)
+        lines += _source_lines(c, answer.mode == "generated")
     lines.append("")
     return lines
 

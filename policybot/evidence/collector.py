@@ -16,17 +16,18 @@ from policybot.models.llm import ChatLLM, LLMUsage
 from policybot.schemas import EvidenceReport, TraceStep
 from policybot.settings import EvidenceSettings
 
+# Plain words for whoever reads the table (and its export); how to start a language model is for
+# Status, `policybot doctor` and the CLI, never for the table.
+PLANNER_NOTICE = "Collected by fixed rules from your documents; no language model was used."
+
 
 class EvidenceCollector:
     """One evidence run over a scope."""
 
-    def __init__(
-        self, tools: EvidenceTools, settings: EvidenceSettings, llm: ChatLLM | None, notice: str | None = None
-    ) -> None:
+    def __init__(self, tools: EvidenceTools, settings: EvidenceSettings, llm: ChatLLM | None) -> None:
         self.tools = tools
         self.settings = settings
         self.llm = llm
-        self.notice = notice
 
     def run(self, issue: str, scope: Sequence[DocumentRow], single_k: int | None = None) -> Iterator[EvidenceEvent]:
         started = time.perf_counter()
@@ -48,7 +49,7 @@ class EvidenceCollector:
                 stopped=stopped,
                 llm=usage.cost(),
                 llm_model=self.llm.name if self.llm is not None and mode == "react" else None,
-                notice=self.notice if mode == "planner" else None,
+                notice=PLANNER_NOTICE if mode == "planner" else None,
                 seconds=round(time.perf_counter() - started, 3),
             )
         )
