@@ -352,7 +352,8 @@ def test_uploaded_document_is_searched_by_default(monkeypatch, tmp_path):
     open_page(at, "library").file_uploader[0].set_value([("acme-home.pdf", acme, PDF)]).run()
     at.button(key="do_upload").click().run()
     at = open_page(at, "chat")
-    assert sorted(at.sidebar.multiselect(key="scope").options) == ["acme-home.pdf", "bicycles.pdf"]
+    # Listed by title (a person reads them), chosen by file name.
+    assert sorted(at.sidebar.multiselect(key="scope").options) == ["Acme Home Insurance Policy", "bicycles"]
     assert "acme-home.pdf" in at.sidebar.multiselect(key="scope").value
     at = ask(at, "Within how many days may I cancel during the cooling-off period?")
     labels = [shown(e.label) for e in messages(at, "assistant")[-1].expander]
@@ -768,7 +769,9 @@ def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):
     at = start()
     loading = [i.value for i in at.info if "Loading the models" in i.value]
     assert loading, [i.value for i in at.info]
-    assert at.sidebar.multiselect(key="scope").options == ["acme-home.pdf"], "the library shows before the models"
+    assert at.sidebar.multiselect(key="scope").options == ["Acme Home Insurance Policy"], (
+        "the library shows before the models"
+    )
     release.set()
     deadline = time.time() + 60
     while time.time() < deadline:
