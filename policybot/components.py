@@ -270,7 +270,6 @@ class Components:
             reranker=self.reranker() if settings.rerank else None,
             thresholds=self.thresholds,
             profile=self.profile.name,
-            llm_model=self.profile.profile.llm.name,
             calibration=self.calibration,
             name_documents=self.name_documents,
             probe_vectors=lambda: self.probe_vectors,

@@ -516,7 +516,8 @@ def test_a_definition_is_quoted_by_its_opening_sentence(sample):
 def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():
     """Ties of shared words go to a sentence that states an amount or period when one is asked
     for ("what is the waiting period…?"); a list item's own number is not a quantity."""
-    from policybot.answer.writers import asks_quantity, states_quantity
+    from policybot.answer.query import asks_quantity
+    from policybot.answer.writers import states_quantity
 
     assert asks_quantity("What is the waiting period for accidental damage?")
     assert asks_quantity("how long do I have to claim") and asks_quantity("What percentage must it be insured to?")
@@ -524,3 +525,4 @@ def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_
     assert states_quantity("There is a waiting period of 14 days for the optional extensions.")
     assert states_quantity("1. At least 80 percent of its replacement cost;")
     assert not states_quantity("2. The maximum amount of insurance available for that building.")
+    assert not states_quantity("The escape of water deductible set out in clause 5.2.")  # a clause, not an amount

@@ -69,7 +69,6 @@ class AnswerParts:
     reranker: Reranker | None
     thresholds: Thresholds
     profile: str
-    llm_model: str  # the profile's LLM, named when telling the user how to start it
     calibration: Callable[[Sequence[DocumentRow]], Calibration]  # off-topic probe scores of a scope
     name_documents: Callable[[str, Sequence[DocumentRow]], list[NamedDocument]]
     probe_vectors: Callable[[], np.ndarray]  # the off-topic probe questions, embedded (once per process)

@@ -269,3 +269,16 @@ _COVERAGE_QUESTION = re.compile(
 def is_coverage_question(question: str) -> bool:
     """Whether a question asks if something is covered, paid, claimable or allowed."""
     return bool(_COVERAGE_QUESTION.search(question))
+
+
+# A question that asks for an amount, a period or a date.
+_ASKS_QUANTITY = re.compile(
+    r"\b(?:how (?:much|long|many|soon|often|late)|by when|what percentage|which date|what (?:is|are) the "
+    r"(?:\w+ ){0,3}(?:period|limit|limits|deductible|excess|amount|cost|price|percentage|fee|deadline|time limit))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_quantity(question: str) -> bool:
+    """ "How long do I have…?", "What is the waiting period…?": the answer is a quantity."""
+    return bool(_ASKS_QUANTITY.search(question))

@@ -12,7 +12,8 @@ from typing import Any, Callable, Generator, Literal, Sequence
 import numpy as np
 
 from policybot.answer.citations import CitationChecker
-from policybot.answer.query import is_coverage_question
+from policybot.answer.query import asks_quantity, is_coverage_question
+from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.quotes import choose_quote, quote_units
 from policybot.core.roles import plain_label
@@ -248,23 +249,13 @@ def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
     return sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar)) + supporting
 
 
-# A question that asks for an amount, a period or a date, and a sentence that states one.
-_ASKS_QUANTITY = re.compile(
-    r"\b(?:how (?:much|long|many|soon|often|late)|by when|what percentage|which date|what (?:is|are) the "
-    r"(?:\w+ ){0,3}(?:period|limit|limits|deductible|excess|amount|cost|price|percentage|fee|deadline|time limit))\b",
-    re.IGNORECASE,
-)
-_QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty|sixty)\b", re.I)
 _ITEM_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\s+", re.I)  # "2. ", "(c) ": not a quantity
 
 
 def states_quantity(unit: str) -> bool:
-    return bool(_QUANTITY.search(_ITEM_MARKER.sub("", unit)))
-
-
-def asks_quantity(question: str) -> bool:
-    """ "How long do I have…?", "What is the waiting period…?": the answer is a quantity."""
-    return bool(_ASKS_QUANTITY.search(question))
+    """A period, an amount of money or a share ("14 days", "$750", "80 percent"); a list item's
+    own number or a clause number is not one."""
+    return bool(quantity_kinds(_ITEM_MARKER.sub("", unit)))
 
 
 _MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
