@@ -179,6 +179,8 @@ def page(ctx: PageContext) -> None:
             )
 
     question = st.chat_input("Ask a question about your policy documents")
+    if question is not None and not question.strip():
+        question = None  # an empty or whitespace-only submit is ignored quietly: no bubble, no error
     alone = state.pop("ask_alone", None)
     question = question or alone or state.pop("ask_example", None)
     if question:

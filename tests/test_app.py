@@ -271,6 +271,12 @@ def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sam
     assert not [label for label in labels if "verified" in label], labels
 
 
+def test_an_empty_submit_is_ignored_quietly(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = ask(start(), "   \n  ")
+    assert not at.chat_message and not at.main.error and not at.session_state["history"]
+
+
 def test_new_conversation_clears_history_and_export_follows_history(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home)
     at = start()

@@ -36,7 +36,9 @@ UNSUPPORTED_NOTICE = (
 )
 REMOVED_NOTICE = "{n} sentence{s} of the written answer that your documents do not back {verb} removed."
 # The heading of an answer from the uncertain band: the passages are there, but not sure to answer.
-HEDGE = "These passages may answer your question — check them:"
+# Said plainly (issue 22): the documents may not state it (a price or a phone number lives in the
+# schedule or elsewhere), and what follows is the closest they come.
+HEDGE = "Your documents may not say this directly. The closest passages — check them:"
 
 
 @dataclass
