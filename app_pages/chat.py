@@ -4,7 +4,6 @@ question box. An answer streams: a status line, the first passages, then the wor
 from __future__ import annotations
 
 import time
-from collections import Counter
 
 import streamlit as st
 
@@ -168,8 +167,7 @@ def page(ctx: PageContext) -> None:
 
     if not state.history:
         greeting(ctx)
-    titles = Counter(d.title or d.name for d in ctx.listing.documents)
-    shared = frozenset(t for t, n in titles.items() if n > 1)  # editions of one policy share a title
+    shared = ctx.listing.shared_titles()  # editions of one policy share a title
     for i, (question, answer) in enumerate(state.history):
         with st.chat_message("user"):
             st.markdown(literal_block(question), unsafe_allow_html=True)

@@ -48,8 +48,8 @@ def scope_box(listing: DocumentList) -> list[str] | None:
         st.session_state["scope"] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
         st.session_state["scope_library"] = names
     help_text = "Which documents a question searches (superseded editions are left out unless chosen)."
-    titles = Counter(d.title or d.name for d in docs)
-    shown = {d.name: d.title if d.title and titles[d.title] == 1 else d.name for d in docs}  # editions: file names
+    shared = listing.shared_titles()
+    shown = {d.name: d.title if d.title and d.title not in shared else d.name for d in docs}  # editions: file names
     scope = st.sidebar.multiselect("Search in", names, key="scope", help=help_text, format_func=shown.__getitem__)
     families = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
     if any(n > 1 for n in families.values()):

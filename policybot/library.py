@@ -13,6 +13,7 @@ from policybot.components import Components
 from policybot.core.editions import current_editions, superseded
 from policybot.core.roles import role_of
 from policybot.core.rows import DocumentRow
+from policybot.core.text import TITLE_NUMBER
 from policybot.display.page_images import cached_render
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.models.profiles import EMBEDDING_MODELS, EmbeddingModel
@@ -21,14 +22,11 @@ from policybot.store.index import DocumentIndex
 
 # Sections that are not a topic to ask about: definitions, contents, the preamble.
 _NOT_A_TOPIC = re.compile(r"\b(?:definitions?|contents|glossary|index|introduction|preamble|schedule)\b", re.I)
-_TITLE_NUMBER = re.compile(
-    r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+"
-)
 
 
 def _plain_title(heading: str) -> str:
     """ "2.5 Escape of water" -> "escape of water"; acronyms and names keep their capitals."""
-    title = _TITLE_NUMBER.sub("", heading).strip().rstrip(".:")
+    title = TITLE_NUMBER.sub("", heading).strip().rstrip(".:")
     if not 3 <= len(title) <= 60 or not any(ch.isalpha() for ch in title):
         return ""
     words = title.split()
@@ -85,7 +83,12 @@ class Library:
     def example_questions(self, names: Sequence[str], limit: int = 4) -> list[str]:
         """Questions a newcomer could ask, drawn from the documents' own section titles: one per
         top-level part, parts that cover, limit or set conditions first ("What does it say about
-        escape of water?"). Definitions and contents pages are left out."""
+        escape of water?"). Definitions and contents pages are left out. Built once per library
+        state (the empty chat asks on every rerun)."""
+        key = "examples:" + "\n".join(names) + f":{limit}"
+        return self.components._per_generation(key, lambda: self._example_questions(names, limit))
+
+    def _example_questions(self, names: Sequence[str], limit: int) -> list[str]:
         registry, collection = self.components.registry, self.components.index.collection
         by_name = {d.name: d for d in self.components.index.documents()}
         parts: dict[str, str] = {}  # top-level part -> its first sub-section's title

@@ -6,6 +6,7 @@ new optional fields may be added within a version.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -103,6 +104,12 @@ class DocumentList(BaseModel):
     other_models: list[DocumentInfo] = Field(
         default_factory=list, description="Documents indexed with another embedding model (not searched now)"
     )
+
+    def shared_titles(self) -> frozenset[str]:
+        """Titles (a file name where a document has none) held by more than one document, such as
+        two editions of one policy: there a person needs the file names to tell them apart."""
+        counts = Counter(d.title or d.name for d in self.documents)
+        return frozenset(t for t, n in counts.items() if n > 1)
 
 
 class DeleteReport(BaseModel):

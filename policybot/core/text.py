@@ -28,6 +28,10 @@ _INVISIBLE = set(SOFT_HYPHEN + "\u200b\u200c\u200d\u2060\ufeff")
 _BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010\u2011\u00ad][ \t]*\r?\n\s*(?=[^\W\d_])")
 _NON_ALNUM = re.compile(r"[\W_]+")
 WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+# The numbering in front of a heading: "Section 6 ", "VII. ", "2.5 ", "A. " (removed to read the title).
+TITLE_NUMBER = re.compile(
+    r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+", re.IGNORECASE
+)
 
 
 @lru_cache(maxsize=512)

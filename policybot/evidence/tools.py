@@ -22,7 +22,7 @@ from policybot.answer.retrieval import HybridRetriever, ListKey
 from policybot.core.passages import Passage
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import alnum
+from policybot.core.text import TITLE_NUMBER, alnum
 from policybot.evidence.quotes import content_words, singular
 
 ClauseChunks = Callable[[str, str], list[str]]  # (doc_id, clause number) -> its chunk ids
@@ -147,7 +147,7 @@ class EvidenceTools:
         spelled: set[str] = set()
         for doc_id in self.scope:
             for _, path in self.sections_of(doc_id):
-                last = _TITLE_NUMBER.sub("", path.split(" > ")[-1]).strip()
+                last = TITLE_NUMBER.sub("", path.split(" > ")[-1]).strip()
                 if last and alnum(last) not in spelled:
                     spelled.add(alnum(last))
                     titles[last] = content_words(last)
@@ -181,7 +181,7 @@ class EvidenceTools:
         """Per section whose own title (numbering removed) is or starts with ``title``, in each
         document of the scope, the chunk ids under it in reading order (its sub-sections included;
         a chunk under two such sections is in both)."""
-        wanted = alnum(_TITLE_NUMBER.sub("", title))
+        wanted = alnum(TITLE_NUMBER.sub("", title))
         out: dict[str, list[str]] = {}
         if not wanted:
             return out
@@ -189,7 +189,7 @@ class EvidenceTools:
             for chunk_id, path in self.sections_of(doc_id):
                 parts = path.split(" > ")
                 for depth, part in enumerate(parts):
-                    if alnum(_TITLE_NUMBER.sub("", part)).startswith(wanted):
+                    if alnum(TITLE_NUMBER.sub("", part)).startswith(wanted):
                         key = f"{self.scope[doc_id].name}: {' > '.join(parts[: depth + 1])}"
                         out.setdefault(key, []).append(chunk_id)
         return out
@@ -212,8 +212,3 @@ class EvidenceTools:
             for cid, score in ranked
             if cid in rows and rows[cid].doc_id in self.scope
         ]
-
-
-_TITLE_NUMBER = re.compile(
-    r"^\s*(?:(?:section|part|article|chapter)\s+)?(?:[\dIVXLC]+|[A-Z])?(?:\.[\dA-Za-z]+)*[.)]?\s+", re.IGNORECASE
-)
