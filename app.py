@@ -31,21 +31,29 @@ def main() -> None:
     settings = Settings().for_serving()
     bot = state.load_bot(settings.model_dump_json())
 
-    # Kiosk: a conversation left idle is cleared, and the admin locked, before the next person
-    # sees the page. Every full run is a visitor's action, so it counts as activity.
+    # Kiosk: a session left idle is reset, and the admin locked, before the next person sees the
+    # page. Every full run is a visitor's action, so it counts as activity.
     state.kiosk_guard(settings)
     session.last_active = time.time()
 
     st.title("PolicyBot")
     st.caption(DISCLAIMER)
+    if settings.kiosk:  # the visitor leaving can clear the screen at once, without waiting for the idle reset
+        st.button(
+            "New visitor",
+            key="new-visitor",
+            on_click=state.reset_for_next_visitor,
+            help="Clears this screen: the conversation, the evidence table, the choices made and any text typed.",
+        )
     state.loading_watch(bot)
 
     can_edit = sidebar.admin_box(bot)
     listing = bot.library.documents()
     status = bot.status()
-    sidebar.status_box(status, listing)
+    if not settings.kiosk or session.unlocked:  # a visitor sees no machine details
+        sidebar.status_box(status, listing)
     chosen = sidebar.scope_box(listing)
-    as_of = session.get("as_of")
+    as_of = session.get(state.key("as_of"))
     options = (sidebar.settings_box(bot, status) if can_edit else AskOptions()).merged(
         docs=chosen, as_of=as_of if as_of != date.today() else None
     )

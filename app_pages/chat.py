@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from app_pages.sources import render_citation
-from app_pages.state import PageContext, clear_conversation, context
+from app_pages.state import PageContext, clear_conversation, context, key
 from policybot.display.export import conversation_json, conversation_markdown
 from policybot.display.markup import escape_markdown, literal_block
 from policybot.errors import PolicyBotError
@@ -34,7 +34,7 @@ def render_answer(
     if answer.standalone_question != answer.question:
         st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
         if latest:  # one click searches the question as it was asked, without the conversation
-            st.button("Search my question on its own", key=f"alone-{index}", on_click=search_alone)
+            st.button("Search my question on its own", key=key(f"alone-{index}"), on_click=search_alone)
     if answer.named_documents:
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
@@ -67,11 +67,11 @@ def render_answer(
     cols = st.columns([1, 1, 3])
     with cols[0].popover("Copy answer"):
         st.code(answer.answer, language=None, wrap_lines=True)
-    rating = cols[1].feedback("thumbs", key=f"rating-{index}")
+    rating = cols[1].feedback("thumbs", key=key(f"rating-{index}"))
     if rating is not None:
         with cols[2]:
-            comment = st.text_input("Comment (optional)", key=f"comment-{index}")
-            if st.button("Send feedback", key=f"send-{index}"):
+            comment = st.text_input("Comment (optional)", key=key(f"comment-{index}"))
+            if st.button("Send feedback", key=key(f"send-{index}")):
                 bot.record_feedback(answer, "up" if rating == 1 else "down", comment, st.session_state.session_id)
                 st.toast("Thank you — saved on this machine.")
 
@@ -89,7 +89,7 @@ def greeting(ctx: PageContext) -> None:
         st.caption("For example:")
         row = st.container(horizontal=True)
         for i, example in enumerate(examples):
-            row.button(example, key=f"example-{i}", on_click=ask_example, args=(example,))
+            row.button(example, key=key(f"example-{i}"), on_click=ask_example, args=(example,))
 
 
 def ask_example(question: str) -> None:
@@ -176,7 +176,7 @@ def page(ctx: PageContext) -> None:
                 bot, answer, i, latest=i == len(state.history) - 1, reviewer=ctx.can_edit, shared_titles=shared
             )
 
-    question = st.chat_input("Ask a question about your policy documents")
+    question = st.chat_input("Ask a question about your policy documents", key=key("question"))
     if question is not None and not question.strip():
         question = None  # an empty or whitespace-only submit is ignored quietly: no bubble, no error
     alone = state.pop("ask_alone", None)

@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from app_pages.sources import render_citation
-from app_pages.state import PageContext, clear_evidence, context
+from app_pages.state import PageContext, clear_evidence, context, key
 from policybot.display.export import evidence_csv, evidence_markdown, evidence_records
 from policybot.display.markup import escape_markdown, literal_html
 from policybot.errors import PolicyBotError
@@ -45,13 +45,12 @@ def page(ctx: PageContext) -> None:
         return
     st.caption(
         escape_markdown(
-            f"Collects every passage on an issue from: {', '.join(ctx.scope)} (choose under “Search in” in the "
-            "sidebar)."
+            f"Collects every passage on an issue from: {ctx.scope_titles} (choose under “Search in” in the sidebar)."
         )
     )
     with st.form("evidence_form", border=False):
         help_text = "A topic, not a question: PolicyBot collects what covers, limits, defines and conditions it."
-        issue = st.text_input("Issue", key="evidence_issue", placeholder="e.g. escape of water", help=help_text)
+        issue = st.text_input("Issue", key=key("evidence_issue"), placeholder="e.g. escape of water", help=help_text)
         run = st.form_submit_button("Collect evidence", key="collect", type="primary")
     if run:
         state.last_active = time.time()
@@ -136,12 +135,12 @@ def render_evidence(bot: PolicyBot, report: EvidenceReport) -> None:
     if report.rows:
         st.caption("Select a row to open its passage below; each panel shows the quote on its page.")
     for row in report.rows:
-        key = f"ev{st.session_state.evidence_run}-{row.n}"
+        panel = f"ev{st.session_state.evidence_run}-{row.n}"
         render_citation(
             bot,
             row.citation,
             False,
-            key,
+            panel,
             expanded=row.n == selected,
             title=evidence_title(row),
             page_on_request=row.n != selected,

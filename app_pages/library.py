@@ -8,7 +8,7 @@ from typing import Callable
 
 import streamlit as st
 
-from app_pages.state import PageContext, context
+from app_pages.state import PageContext, context, key
 from policybot.display.markup import escape_markdown
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.events import Progress
@@ -23,6 +23,10 @@ def page(ctx: PageContext) -> None:
     if not docs:
         st.info("No documents yet." + (" Add PDFs below." if ctx.can_edit else ""))
     for d in docs:
+        if not ctx.can_edit:  # a kiosk visitor: the titles of the documents in force, no file details
+            if not d.superseded_by:
+                st.caption(escape_markdown(d.title or d.name))
+            continue
         added = d.ingested_at[:10]
         st.caption(
             f"**{escape_markdown(d.name)}** — {d.pages} pages, {d.chunks} passages, {d.sections} sections, added "
@@ -149,7 +153,7 @@ def edition_change(change: Callable[[], str]) -> None:
     except PolicyBotError as exc:
         st.session_state.library_notice = ("warning", str(exc))
     st.session_state.pop("scope_library", None)
-    st.session_state.pop("scope", None)
+    st.session_state.pop(key("scope"), None)
 
 
 def pick_document(docs: list[DocumentInfo], key: str) -> DocumentInfo:

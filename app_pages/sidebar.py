@@ -12,7 +12,7 @@ from collections import Counter
 
 import streamlit as st
 
-from app_pages.state import load_pin_gate, lock_admin
+from app_pages.state import key, load_pin_gate, lock_admin
 from policybot.display.markup import escape_markdown
 from policybot.options import AskOptions
 from policybot.schemas import DocumentList, Status
@@ -44,17 +44,19 @@ def scope_box(listing: DocumentList) -> list[str] | None:
     in_force = [d.name for d in docs if not d.superseded_by]
     known = st.session_state.get("scope_library")
     if known != names:  # the library changed: keep the choice, add new documents (in force), drop deleted ones
-        chosen = st.session_state.get("scope", in_force)
-        st.session_state["scope"] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
+        chosen = st.session_state.get(key("scope"), in_force)
+        st.session_state[key("scope")] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
         st.session_state["scope_library"] = names
     help_text = "Which documents a question searches (superseded editions are left out unless chosen)."
     shared = listing.shared_titles()
     shown = {d.name: d.title if d.title and d.title not in shared else d.name for d in docs}  # editions: file names
-    scope = st.sidebar.multiselect("Search in", names, key="scope", help=help_text, format_func=shown.__getitem__)
+    scope = st.sidebar.multiselect("Search in", names, key=key("scope"), help=help_text, format_func=shown.__getitem__)
     families = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
     if any(n > 1 for n in families.values()):
         st.sidebar.date_input(
-            "Editions in force on", key="as_of", help="Questions use the edition of each policy in force on this day."
+            "Editions in force on",
+            key=key("as_of"),
+            help="Questions use the edition of each policy in force on this day.",
         )
     return None if not scope or set(scope) == set(in_force) else scope
 
@@ -63,11 +65,11 @@ def settings_box(bot: PolicyBot, status: Status) -> AskOptions:
     """Per-session answer settings (they never change other sessions)."""
     s = bot.settings
     with st.sidebar.expander("Settings"):
-        fast = st.toggle("Fast mode (no query rewriting)", value=s.fast_mode, key="fast")
-        rerank = st.toggle("Rerank passages", value=s.rerank, key="rerank", disabled=status.reranker is None)
-        top_p = st.slider("Top-p (passage selection)", 0.5, 1.0, float(s.fusion_top_p), 0.05, key="top_p")
-        rewrites = st.slider("Query rewrites", 0, 8, int(s.expansion_rewrites), key="rewrites")
-        language = st.selectbox("Answer language", LANGUAGES, key="language")
+        fast = st.toggle("Fast mode (no query rewriting)", value=s.fast_mode, key=key("fast"))
+        rerank = st.toggle("Rerank passages", value=s.rerank, key=key("rerank"), disabled=status.reranker is None)
+        top_p = st.slider("Top-p (passage selection)", 0.5, 1.0, float(s.fusion_top_p), 0.05, key=key("top_p"))
+        rewrites = st.slider("Query rewrites", 0, 8, int(s.expansion_rewrites), key=key("rewrites"))
+        language = st.selectbox("Answer language", LANGUAGES, key=key("language"))
     return AskOptions(fast=fast, rerank=rerank, top_p=top_p, rewrites=rewrites, language=language)
 
 
@@ -80,11 +82,11 @@ def admin_box(bot: PolicyBot) -> bool:
             lock_admin(None)
             st.rerun()
         return True
+    if not settings.kiosk_pin:  # nothing to unlock; `policybot doctor` tells the admin how to set a PIN
+        return False
     gate = load_pin_gate(str(settings.home.resolve()), settings.kiosk_pin, settings.kiosk_pin_attempts)
     with st.sidebar.expander("Admin"):
-        if not settings.kiosk_pin:
-            st.caption("Set POLICYBOT_KIOSK_PIN to allow unlocking on this kiosk.")
-        pin = st.text_input("Admin PIN", type="password", key="pin")
+        pin = st.text_input("Admin PIN", type="password", key=key("pin"))
         if st.button("Unlock", key="unlock"):
             verdict = gate.attempt(state.session_id, pin)
             if verdict.ok:

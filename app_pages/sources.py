@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.state import key as state_key
 from policybot.display.markup import escape_markdown, highlight_html
 from policybot.errors import PolicyBotError
 from policybot.schemas import Citation
@@ -70,7 +71,7 @@ def render_citation(
             score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
             st.caption(escape_markdown(where + score))
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
-        if page_on_request and not st.toggle(f"Show page {c.page_start}", key=f"page-{key}"):
+        if page_on_request and not st.toggle(f"Show page {c.page_start}", key=state_key(f"page-{key}")):
             return
         try:
             image = bot.library.page_image(c.doc, c.page_start, c.quote)
@@ -83,9 +84,9 @@ def render_citation(
         pdf = bot.library.stored_pdf(c.doc)
         if pdf is not None:
             st.download_button(
-                escape_markdown(f"Download {c.doc} (see page {c.page_start})"),
+                escape_markdown(f"Download {c.doc if reviewer else 'the document'} (see page {c.page_start})"),
                 data=lambda: pdf.read_bytes(),  # read only when clicked, not on every rerun
                 file_name=c.doc,
                 mime="application/pdf",
-                key=f"dl-{key}",
+                key=state_key(f"dl-{key}"),
             )

@@ -36,6 +36,14 @@ class PageContext:
     can_edit: bool  # not a locked kiosk: the library and the settings may change
     llm_notice: str | None  # why answers are extractive, when no LLM runs
 
+    @property
+    def scope_titles(self) -> str:
+        """The searched documents as a person reads them: titles (file names only for editions that
+        share a title)."""
+        shared = self.listing.shared_titles()
+        titles = {d.name: d.title if d.title and d.title not in shared else d.name for d in self.listing.documents}
+        return "; ".join(titles.get(name, name) for name in self.scope)
+
 
 @st.cache_resource(show_spinner=False)
 def load_bot(settings_json: str) -> PolicyBot:
@@ -56,6 +64,7 @@ def session() -> dict:
     """Per-browser-session state: each visitor has their own conversation."""
     state = st.session_state
     state.setdefault("session_id", uuid.uuid4().hex[:12])
+    state.setdefault("visit", 0)  # a kiosk's visitor count in this browser: every per-visitor widget key holds it
     state.setdefault("history", [])  # list of (question, Answer)
     state.setdefault("last_active", time.time())
     state.setdefault("unlocked", False)
@@ -66,6 +75,17 @@ def session() -> dict:
     state.setdefault("evidence_run", 0)  # counts evidence runs: each table gets a fresh selection
     state.setdefault("go_to_chat", False)  # set by a kiosk reset: the next visitor starts at the chat
     return state
+
+
+def key(name: str) -> str:
+    """A per-visitor widget key: ``name`` for the first visitor, then ``name~2``, ``name~3``…
+
+    The browser keeps what is typed in a box that was never sent (a chat draft, an issue, a PIN)
+    and gives it back to a widget drawn again under the same key. A kiosk reset starts a new
+    visit, so every box the next visitor sees is a new widget: no draft survives, even one the
+    server never saw."""
+    visit = st.session_state.get("visit", 0)
+    return f"{name}~{visit + 1}" if visit else name
 
 
 def set_context(context: PageContext) -> None:
@@ -87,18 +107,26 @@ def clear_evidence() -> None:
     st.session_state.evidence_run += 1
 
 
-def reset_for_next_visitor(settings: Settings) -> None:
-    """Kiosk idle time: the conversation, the evidence table and the typed issue go, and the
-    page goes back to the chat (widget values are set before the widgets are drawn)."""
+# What a kiosk reset keeps: the browser session's id (the PIN back-off counts per session) and the
+# visit count. Everything else is the last visitor's: the conversation, the evidence table, the
+# scope, the date, the settings, feedback in progress, an unlocked admin, notices.
+KEPT_ON_RESET = frozenset({"session_id", "visit"})
+
+
+def reset_for_next_visitor() -> None:
+    """Start a new visit: every per-session value goes, every input box is drawn anew (so no
+    unsent draft survives), the admin locks, and the page goes back to the chat. The next visitor
+    is greeted as the first was: nothing says what the last one did."""
     state = st.session_state
-    if state.history and state.evidence is not None:
-        what = "The conversation and the evidence table were"
-    else:
-        what = "The conversation was" if state.history else "The evidence table was"
-    clear_conversation(f"{what} cleared after {settings.kiosk_idle_minutes:g} minutes without activity.")
-    clear_evidence()
-    state["evidence_issue"] = ""
+    visit = state.get("visit", 0) + 1
+    evidence_run = state.get("evidence_run", 0) + 1  # a table drawn later never reuses a selection
+    for name in [k for k in state.keys() if k not in KEPT_ON_RESET]:
+        del state[name]
+    state["visit"] = visit
+    session()
+    state["evidence_run"] = evidence_run
     state["go_to_chat"] = True
+    state["last_reset"] = time.time()
 
 
 def lock_admin(reason: str | None) -> None:
@@ -108,18 +136,26 @@ def lock_admin(reason: str | None) -> None:
         st.session_state.notice = reason
 
 
+def idle_seconds(settings: Settings, now: float | None = None) -> float:
+    """How long this session has been idle: since the visitor's last action, or since the last
+    reset (a reset is not an action, and a page nobody touched is reset once, not again and again)."""
+    state = st.session_state
+    since = max(state.get("last_active", 0.0), state.get("last_reset", 0.0))
+    return (now or time.time()) - since
+
+
 def kiosk_guard(settings: Settings) -> bool:
-    """Kiosk: after the idle time the conversation is cleared and the admin locked again; an
-    unlocked admin also locks after its maximum time. True when something was reset."""
+    """Kiosk: after the idle time every session is reset for the next visitor, whatever it did
+    (the server cannot see an unsent draft, so "nothing to clear" cannot be known); an unlocked
+    admin also locks after its maximum time. True when something was reset."""
     if not settings.kiosk:
         return False
     state = st.session_state
     now = time.time()
     idle_s = settings.kiosk_idle_minutes * 60
-    changed = False
-    if (state.history or state.evidence is not None) and now - state.last_active > idle_s:
-        reset_for_next_visitor(settings)
-        changed = True
+    if idle_seconds(settings, now) > idle_s:
+        reset_for_next_visitor()
+        return True
     reason = relock_reason(
         now,
         state.unlocked_at if state.unlocked else None,
@@ -128,9 +164,9 @@ def kiosk_guard(settings: Settings) -> bool:
         settings.kiosk_unlock_minutes * 60,
     )
     if reason:
-        lock_admin(reason if not changed else f"{state.notice} {reason}")
-        changed = True
-    return changed
+        lock_admin(reason)
+        return True
+    return False
 
 
 def loading_watch(bot: PolicyBot) -> None:
@@ -155,15 +191,33 @@ def loading_watch(bot: PolicyBot) -> None:
     check()
 
 
+def countdown_seconds(settings: Settings) -> float:
+    """How long before a kiosk reset the page warns that it is coming: 30 s, or a quarter of a
+    short idle time."""
+    return min(30.0, settings.kiosk_idle_minutes * 60 / 4)
+
+
+def still_here() -> None:
+    st.session_state["last_active"] = time.time()
+
+
 def idle_watch(settings: Settings) -> None:
-    """Kiosk: clear the conversation and lock the admin after the idle time, even if nobody
-    touches the screen (a fragment re-checks every 30 s without redrawing the page)."""
+    """Kiosk: reset the session for the next visitor after the idle time, even if nobody touches
+    the screen, with a short countdown first that the visitor can stop with one click (a
+    fragment re-checks every few seconds without redrawing the page)."""
     if not settings.kiosk:
         return
+    idle_s = settings.kiosk_idle_minutes * 60
+    warn_s = countdown_seconds(settings)
 
-    @st.fragment(run_every=min(30.0, settings.kiosk_idle_minutes * 60))
+    @st.fragment(run_every=max(1.0, min(5.0, warn_s / 3)))
     def check() -> None:
         if kiosk_guard(settings):
-            st.rerun()
+            st.rerun(scope="app")
+        left = idle_s - idle_seconds(settings)
+        if left <= warn_s:
+            box = st.container(border=True, key=key("countdown"))
+            box.warning(f"Still there? This page clears for the next visitor in {max(0, round(left))} s.")
+            box.button("I'm still here", key=key("still-here"), on_click=still_here)
 
     check()

@@ -22,7 +22,21 @@ def run_checks(bot: PolicyBot, repair: bool = False, ollama_client: Any = None) 
     checks.append(_documents_check(bot))
     checks.append(_ocr_check(bot))
     checks += _ollama_checks(bot.settings, resolved.profile, ollama_client)
+    if bot.settings.kiosk:
+        checks.append(_kiosk_check(bot.settings))
     return DoctorReport(profile=resolved.name, profile_reason=resolved.reason, checks=checks)
+
+
+def _kiosk_check(settings: Settings) -> Check:
+    """A kiosk's admin PIN: without one, nobody can unlock uploads and deletes at the screen (the
+    visitors are never told how to set one)."""
+    return Check(
+        name="kiosk admin PIN",
+        ok=bool(settings.kiosk_pin),
+        required=False,
+        detail="set: the admin can unlock the library at the screen" if settings.kiosk_pin else "not set",
+        fix=None if settings.kiosk_pin else "set POLICYBOT_KIOSK_PIN to allow unlocking the library at the kiosk",
+    )
 
 
 def _model_checks(settings: Settings, profile: Profile) -> list[Check]:

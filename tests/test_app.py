@@ -84,6 +84,11 @@ def open_page(at: AppTest, page: str) -> AppTest:
     return at
 
 
+def state_of(at: AppTest) -> dict:
+    """Everything in a session's state, widget values included (AppTest lists it only in its repr)."""
+    return dict(at.session_state._state.filtered_state)
+
+
 def sidebar_view(at: AppTest) -> dict[str, list[str]]:
     return {"expanders": [e.label for e in at.sidebar.expander], "buttons": [b.label for b in at.sidebar.button]}
 
@@ -376,7 +381,9 @@ def test_kiosk_hides_admin_until_the_right_pin(monkeypatch, sample_home):
     assert "Settings" not in locked["expanders"]
     assert "Admin" in locked["expanders"] and "Unlock" in locked["buttons"]
     assert locked_library["uploaders"] == [] and "Delete a document" not in locked_library["expanders"]
-    assert library_captions(at), "the document list stays visible to kiosk visitors"
+    listed = [shown(c.value) for c in open_page(at, "library").main.caption]
+    assert "HomeShield Household Policy" in listed, "the document list stays visible to kiosk visitors, by title"
+    assert not [c for c in listed if ".pdf" in c or "passages" in c], "no file names or chunk counts for visitors"
 
     at.sidebar.text_input(key="pin").input("1111")
     at.sidebar.button(key="unlock").click().run()
@@ -405,9 +412,9 @@ def test_kiosk_hides_admin_until_the_right_pin(monkeypatch, sample_home):
 def test_kiosk_without_pin_cannot_be_unlocked(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1")
     at = start()
-    assert any("POLICYBOT_KIOSK_PIN" in c.value for c in at.sidebar.caption)
-    at.sidebar.button(key="unlock").click().run()  # an empty PIN must not match a missing one
-    assert [e.value for e in at.sidebar.error] == ["Wrong PIN."]
+    assert "Admin" not in sidebar_view(at)["expanders"] and not at.sidebar.button  # nothing to try a PIN on
+    shown_text = " ".join(shown(e.value) for e in [*at.caption, *at.markdown, *at.info])
+    assert "POLICYBOT_KIOSK_PIN" not in shown_text  # the set-up is for the admin, in `policybot doctor`
     assert library_view(at)["uploaders"] == []
 
 
@@ -430,7 +437,7 @@ def test_kiosk_idle_reset_and_separate_sessions(monkeypatch, sample_home):
     assert not at.exception
     assert at.session_state["history"] == []
     assert not at.chat_message
-    assert "The conversation was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
+    assert not at.main.info, "the next visitor is greeted as the first was, with no report about the last one"
     assert not [d for d in at.main.download_button if d.label.startswith("Export")]
 
     # The other session was not touched, and the notice goes with the next question.
@@ -561,6 +568,52 @@ def test_hostile_upload_names_are_made_safe_and_never_crash(monkeypatch, tmp_pat
     assert not list(Path("/tmp").glob("policybot-upload-*"))
 
 
+def test_a_kiosk_reset_leaves_nothing_of_the_last_visitor(monkeypatch, tmp_path):
+    """Idle, or "New visitor": the conversation, the scope, the admin, every box typed in and every
+    notice go; each box the next visitor sees is a new widget, so no unsent draft comes back."""
+    bikes = pdfs.simple_pdf(
+        tmp_path / "bicycles.pdf", ["The excess for bicycles is fifty dollars per claim."], heading="Section 1 Bicycles"
+    )
+    home = small_home(tmp_path, bikes, pdfs.sample_policy(tmp_path / "acme-home.pdf"))
+    use_home(monkeypatch, home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1")
+    first = start()
+    everything = sorted(first.sidebar.multiselect(key="scope").value)
+
+    def visit(at: AppTest) -> AppTest:
+        at.sidebar.multiselect(key=[m.key for m in at.sidebar.multiselect][0]).set_value(["bicycles.pdf"]).run()
+        at = ask(at, "What is the excess for my stolen bicycle at 12 Elm St?")
+        at.sidebar.text_input(key=[t.key for t in at.sidebar.text_input][0]).input("4321")
+        at.sidebar.button(key="unlock").click().run()
+        assert at.session_state["unlocked"] and at.session_state["history"]
+        return at
+
+    def nothing_left(at: AppTest, visit_no: int) -> None:
+        assert not at.exception, [e.value for e in at.exception]
+        state = at.session_state
+        assert state["history"] == [] and state["evidence"] is None and state["unlocked"] is False
+        assert state["visit"] == visit_no - 1
+        [scope] = at.sidebar.multiselect
+        assert scope.key == f"scope~{visit_no}" and sorted(scope.value) == everything
+        assert at.chat_input[0].key == f"question~{visit_no}"
+        assert not at.chat_message and not at.main.info
+        seen = " ".join(str(v) for v in state_of(at).values())
+        assert "12 Elm St" not in seen and "4321" not in seen
+        # What is left is what any new session starts with, under the new visit's keys.
+        renamed = {k.split("~")[0] for k in state_of(at)}
+        fresh_keys = set(state_of(start()))  # a brand-new session, now that the models are loaded
+        assert renamed <= fresh_keys | {"visit", "last_reset"}, renamed - fresh_keys
+        assert "Settings" not in sidebar_view(at)["expanders"] and "Status" not in sidebar_view(at)["expanders"]
+
+    at = visit(first)  # (the countdown before the reset runs between full runs: the browser test sees it)
+    at.session_state["last_active"] = time.time() - 120  # the visitor walked away
+    at.run()
+    nothing_left(at, 2)
+
+    at = visit(at)  # the second visitor presses "New visitor" when leaving
+    at.button(key="new-visitor").click().run()
+    nothing_left(at, 3)
+
+
 def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypatch, sample_home):
     use_home(
         monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321", POLICYBOT_KIOSK_IDLE_MINUTES="1"
@@ -574,7 +627,7 @@ def test_kiosk_admin_locks_again_when_idle_even_without_a_conversation(monkeypat
     at.run()
     assert not at.exception
     assert at.session_state["unlocked"] is False
-    assert any("Admin locked again after 1 minutes without activity." in shown(i.value) for i in at.main.info)
+    assert not at.main.info  # the next person is not told about the last one
     assert library_view(at)["uploaders"] == []
 
 
@@ -663,7 +716,7 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     assert not at.chat_input  # the chat is not drawn here
     assert [b.label for b in at.main.button] == ["Collect evidence"] and not at.dataframe
     assert not any("ollama" in shown(e.value).lower() for e in [*at.main.info, *at.main.caption])
-    assert any(SAMPLE in shown(c.value) for c in at.main.caption)  # the documents it collects from
+    assert any("HomeShield Household Policy" in shown(c.value) for c in at.main.caption)  # collected from, by title
 
     at = collect(at, ISSUE)
     [table] = at.dataframe
@@ -760,9 +813,10 @@ def test_kiosk_evidence_for_visitors_and_cleared_when_idle(monkeypatch, sample_h
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["evidence"] is None and not at.dataframe
     assert at.chat_input and not at.dataframe  # the next visitor starts at the chat
-    assert "The evidence table was cleared after 1 minutes without activity." in [shown(i.value) for i in at.main.info]
+    assert not at.main.info
     at = open_evidence(at)
-    assert at.text_input(key="evidence_issue").value == ""  # the last visitor's issue is gone
+    [issue] = [t for t in at.text_input if t.label == "Issue"]
+    assert issue.value == "" and issue.key != "evidence_issue"  # a new box: the last visitor's issue is gone
 
 
 def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):

@@ -201,7 +201,9 @@ class Tracker:
         self.server.shutdown()
 
 
-def start_app(home: Path, tmp_path: Path, extra_args: list[str] = ()) -> tuple[subprocess.Popen, str, Path]:
+def start_app(
+    home: Path, tmp_path: Path, extra_args: list[str] = (), env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str, Path]:
     """`streamlit run app.py` as a user would type it: the server settings come from the
     project's .streamlit/config.toml, not from flags."""
     port = free_port()
@@ -213,6 +215,7 @@ def start_app(home: Path, tmp_path: Path, extra_args: list[str] = ()) -> tuple[s
         OLLAMA_HOST=NO_OLLAMA,
         HF_HUB_OFFLINE="1",
         PYTHONUNBUFFERED="1",
+        **(env or {}),
     )
     log = tmp_path / "streamlit.log"
     command = [
@@ -405,13 +408,13 @@ HOSPITAL = [
 
 
 @contextmanager
-def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720):
+def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720, env: dict[str, str] | None = None):
     """The app on the sample policy, in Chromium, its chat box ready: (page, chat box, server log)."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     home = tmp_path / "home"
     assert not PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).failed
-    server, url, log = start_app(home, tmp_path)
+    server, url, log = start_app(home, tmp_path, env=env)
     try:
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
@@ -495,3 +498,41 @@ def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(tmp_path):
         assert 'Definition: "The Home has not been lived in' in last and "60 consecutive days" in last, last
         if SCREENSHOT_DIR:
             page.screenshot(path=str(Path(SCREENSHOT_DIR) / "three-weeks.png"))
+
+
+DRAFT = "my private draft: my address is 12 Elm St"
+
+
+def test_the_next_kiosk_visitor_finds_nothing_of_the_last_in_browser(tmp_path):
+    """Issue 23: a visitor asks, starts typing another question and walks away. A countdown warns
+    first ("I'm still here" keeps the page); then the page is reset, and the next visitor finds
+    neither the conversation nor the unsent draft, nor any note about them."""
+    kiosk = {"POLICYBOT_KIOSK": "1", "POLICYBOT_KIOSK_IDLE_MINUTES": "0.5"}  # 30 s idle, 7.5 s countdown
+    with sample_chat(tmp_path, env=kiosk) as (page, chat, log):
+        type_question(page, chat, QUESTION, 1)
+        chat.fill(DRAFT)  # typed, never sent: the server cannot see it
+        countdown = page.get_by_text("Still there? This page clears for the next visitor in", exact=False)
+        countdown.wait_for(state="visible", timeout=60_000)
+        page.get_by_role("button", name="I'm still here").click()
+        countdown.wait_for(state="hidden", timeout=10_000)
+        assert QUESTION in page.locator("body").inner_text()  # the visitor who stayed keeps the page
+
+        countdown.wait_for(state="visible", timeout=60_000)
+        if SCREENSHOT_DIR:
+            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "kiosk-countdown.png"))
+        page.wait_for_function("q => !document.body.innerText.includes(q)", arg=QUESTION, timeout=60_000, polling=500)
+        chat = page.get_by_test_id("stChatInputTextArea")
+        chat.wait_for(state="visible")
+        page.wait_for_timeout(1000)
+        body = page.locator("body").inner_text()
+        assert chat.input_value() == "", "the unsent draft survived the reset"
+        assert "12 Elm St" not in body and "cleared" not in body.lower() and "Traceback" not in body, body
+        assert page.get_by_test_id("stChatMessage").count() == 0
+        assert f"Ask about {TITLE}" in body  # greeted as the first visitor was
+        assert ".pdf" not in body and "passages" not in body, "a visitor sees no file names or chunk counts"
+        if SCREENSHOT_DIR:
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "kiosk-next-visitor.png"))
+
+        type_question(page, chat, "What is not covered?", 1)  # the next visitor's own first answer
+        assert QUESTION not in page.locator("body").inner_text(), log_tail(log)

@@ -213,3 +213,17 @@ def test_orphan_vectors_are_reported_and_repaired(ingested_bot):
 
     again = run_checks(bot, ollama_client=FakeOllama(["gemma3n:e4b"]))
     assert check(again, "index").ok
+
+
+def test_a_kiosk_without_an_admin_pin_is_told_how_to_set_one(tmp_path):
+    """The kiosk screen never shows set-up commands; doctor does."""
+    bare = run_checks(PolicyBot(make_settings(tmp_path / "home", kiosk=True)), ollama_client=FakeOllama())
+    pin = check(bare, "kiosk admin PIN")
+    assert not pin.ok and not pin.required and "POLICYBOT_KIOSK_PIN" in (pin.fix or "")
+    locked = run_checks(
+        PolicyBot(make_settings(tmp_path / "home", kiosk=True, kiosk_pin="4321")), ollama_client=FakeOllama()
+    )
+    assert check(locked, "kiosk admin PIN").ok
+    assert "4321" not in check(locked, "kiosk admin PIN").detail
+    plain = run_checks(PolicyBot(make_settings(tmp_path / "home")), ollama_client=FakeOllama())
+    assert not [c for c in plain.checks if c.name == "kiosk admin PIN"]
