@@ -59,8 +59,9 @@ def render_answer(
             shown=len(answer.shown_citations),
             by_file=(c.title or c.doc) in shared_titles,
         )
-    if answer.edition_note and answer.earlier_edition is not None:
+    if answer.edition_note:
         st.info(escape_markdown(answer.edition_note))
+    if answer.edition_note and answer.earlier_edition is not None:
         earlier = answer.earlier_edition
         title = escape_markdown(f"Earlier edition: {earlier.file_label}")
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)

@@ -450,8 +450,9 @@ def _print_answer(answer: Any, streamed: str) -> None:
         if c.ocr_confidence is not None:
             notes += f"  text read by OCR ({c.ocr_confidence:.0f}%): compare with the page"
         out.print(f"{escape(f'[{c.n}] {c.label}')}  score {c.score:.2f}{mark}{escape(notes)}", highlight=False)
-    if answer.edition_note and answer.earlier_edition is not None:
+    if answer.edition_note:
         out.print(f"\n[yellow]{escape(answer.edition_note)}[/yellow]", highlight=False)
+    if answer.earlier_edition is not None:
         out.print(f"{escape('[earlier edition] ' + answer.earlier_edition.file_label)}", highlight=False)
     llm = answer.llm
     err.print(

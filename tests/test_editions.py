@@ -170,3 +170,28 @@ def test_cli_confirms_an_edition_and_asks_as_of_a_date(tmp_path, two_editions):
     assert "$500" in then["answer"] and "$750" in now["answer"]
     text = plain(run(home, "ask", WATER_DEDUCTIBLE, "--no-llm").output)
     assert f"The 2023 edition ({old.name}) said:" in text and "[earlier edition] homeshield-2023.pdf" in text
+
+
+def test_unconfirmed_editions_are_separate_sources_with_a_note(tmp_path, two_editions):
+    """Issue 23: before the new edition is confirmed, its $750 clause and the old $500 one are two
+    sources, never "same text in" each other, and the answer says two editions may be in the library."""
+    old, new = two_editions
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    assert not bot.ingest([old]).failed and bot.ingest_file(new).status == "ingested"
+    answer = bot.ask(WATER_DEDUCTIBLE, use_llm=False)
+    shown = answer.shown_citations
+    deductibles = [c for c in shown if c.section.endswith("5.2 Escape of water deductible")]
+    assert {c.doc for c in deductibles} == {old.name, new.name}, [(c.doc, c.section) for c in shown]
+    said = {name: " ".join(c.text for c in deductibles if c.doc == name) for name in (old.name, new.name)}
+    assert "$500" in said[old.name] and "$750" in said[new.name]
+    assert not [
+        label for c in answer.citations for label in c.same_text_in if label.split(",")[0] in {old.name, new.name}
+    ]
+    assert answer.edition_note and answer.edition_note.startswith("Two editions of one policy may be in the library (")
+    assert old.name in answer.edition_note and new.name in answer.edition_note
+    assert answer.earlier_edition is None
+
+    bot.library.confirm_edition(new.name)  # once confirmed, the edition in force answers alone
+    confirmed = bot.ask(WATER_DEDUCTIBLE, use_llm=False)
+    assert {c.doc for c in confirmed.shown_citations} == {new.name}
+    assert confirmed.edition_note and confirmed.edition_note.startswith("The 2023 edition")

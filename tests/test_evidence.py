@@ -105,6 +105,11 @@ def test_sibling_documents_fold_into_one_row(tmp_path):
     twins = [pdfs.sample_policy(tmp_path / f"{name}.pdf") for name in ("acme-gold", "acme-silver")]
     bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
     assert not bot.ingest(twins).failed
+    # Alike as two editions would be: until someone says what they are, each keeps its rows.
+    proposed = bot.evidence("escape of water", use_llm=False)
+    assert {r.citation.doc for r in proposed.rows} == {"acme-gold.pdf", "acme-silver.pdf"}
+    assert not [label for r in proposed.rows for label in r.citation.same_text_in]
+    bot.library.confirm_edition("acme-silver.pdf", confirm=False)  # not an edition: a sibling policy
     report = bot.evidence("escape of water", use_llm=False)
     assert report.rows
     docs = {r.citation.doc for r in report.rows}

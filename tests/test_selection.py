@@ -37,6 +37,40 @@ def test_same_text_allows_line_breaks_and_a_changed_word_but_not_another_clause(
     )
 
 
+DEDUCTIBLE = (
+    "5.2 Escape of water deductible. A higher Deductible of $750 applies to each claim for Escape of Water, "
+    "unless the water escapes from a washing machine that is less than 5 years old and was fitted by a professional."
+)
+
+
+def test_same_text_never_joins_a_different_amount_period_share_or_negation():
+    assert not same_text(DEDUCTIBLE, DEDUCTIBLE.replace("$750", "$500"))
+    assert not same_text(DEDUCTIBLE, DEDUCTIBLE.replace("5 years", "3 years"))
+    assert not same_text(PROOF, PROOF.replace("60 days", "90 days"))
+    assert not same_text(PROOF + " We pay 80% of the cost.", PROOF + " We pay 70% of the cost.")
+    assert not same_text(DEDUCTIBLE, DEDUCTIBLE.replace("unless the water", "and the water"))
+    assert not same_text(PROOF, PROOF.replace("signed and sworn", "not signed and sworn"))
+    # What differs only where a chunk starts or ends, or in a clause number, is still the same text.
+    assert same_text(DEDUCTIBLE, DEDUCTIBLE.replace("5.2 ", "6.4 "))
+    assert same_text(PROOF + " Limit $250,000.", PROOF)
+    assert same_text(PROOF, PROOF.replace("60 days", "sixty (60) days").replace(" (60)", ""))
+
+
+def test_unconfirmed_editions_are_never_one_source():
+    old, new = candidate("old", DEDUCTIBLE.replace("$750", "$500")), candidate("new", DEDUCTIBLE)
+    same_old, same_new = candidate("old", PROOF), candidate("new", PROOF)
+    for passage in (old, same_old):
+        passage.doc.family, passage.doc.family_status = "old", "confirmed"
+    for passage in (new, same_new):
+        passage.doc.family, passage.doc.family_status = "old", "proposed"
+    assert group_siblings([old, new]) == [old, new]  # different amounts: two sources in any case
+    assert group_siblings([same_old, same_new]) == [same_old, same_new]  # alike, but which edition is in force?
+    for passage in (same_old, same_new):
+        passage.doc.family_status = "confirmed"
+        passage.siblings.clear()
+    assert group_siblings([same_old, same_new]) == [same_old]  # confirmed editions chosen together: one source
+
+
 def test_siblings_become_one_source_labelled_with_the_others():
     dwelling = candidate("dwelling", PROOF, page=21, score=0.9)
     rcbap = candidate("rcbap", PROOF.replace("sworn to by you", "sworn to by you\n"), page=17, score=0.8)

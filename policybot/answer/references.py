@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import alnum
+from policybot.core.text import QUANTITIES, alnum
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -28,17 +28,6 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 # A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
 _DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
 _HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+")
-# Quantities by kind: "3 weeks", "60 consecutive days" (a period), "$500" (money), "60%" (a share).
-_NUMBER_WORD = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)"
-_QUANTITIES: dict[str, re.Pattern[str]] = {
-    "period": re.compile(
-        rf"\b{_NUMBER_WORD}(?:\s+(?:consecutive|full|calendar|working|clear))?\s+"
-        r"(?:hours?|days?|weeks?|fortnights?|months?|years?)\b",
-        re.I,
-    ),
-    "money": re.compile(r"[$£€]\s?\d|\b\d[\d,.]*\s*(?:dollars|pounds|euros)\b", re.I),
-    "share": re.compile(r"\b\d+(?:\.\d+)?\s*(?:%|per ?cent)", re.I),
-}
 
 
 @dataclass
@@ -95,7 +84,7 @@ def cross_references(text: str) -> list[str]:
 
 def quantity_kinds(text: str) -> set[str]:
     """The kinds of quantity a text states: {"period"} for "only 3 weeks", {"money"} for "$750"."""
-    return {kind for kind, pattern in _QUANTITIES.items() if pattern.search(text)}
+    return {kind for kind, pattern in QUANTITIES.items() if pattern.search(text)}
 
 
 def turns_on(question: str, term: str, definition: str) -> bool:

@@ -15,9 +15,10 @@ from typing import Sequence
 import numpy as np
 
 from policybot.answer.retrieval import Fused
+from policybot.core.editions import unconfirmed_editions
 from policybot.core.passages import Passage
 from policybot.core.rows import DocumentRow, RowLookup
-from policybot.core.text import words
+from policybot.core.text import number_value, quantity_spans, words
 from policybot.models.llm import estimate_tokens
 from policybot.settings import Settings
 
@@ -64,21 +65,65 @@ def top_p(scores: Sequence[float], p: float, temperature: float, min_k: int, max
 SAME_TEXT_RATIO = 0.9
 
 
+# A difference in one of these words changes what a passage says, however small it is.
+_TURNING_WORDS = frozenset("not no never nor none except unless excluding excluded without only".split())
+
+
 def same_text(a: str, b: str) -> bool:
-    """Whether two passages say the same thing word for word, allowing small differences
-    (a form's name, a section number, line breaks)."""
-    wa, wb = [w for w, _, _ in words(a)], [w for w, _, _ in words(b)]
+    """Whether two passages say the same thing word for word, allowing small differences (a
+    form's name, a section number, line breaks, where a chunk starts or ends), but never a
+    different amount, period or share ("$500" against "$750", "60 days" against "90 days") or
+    a negation or exception one of them lacks."""
+    ta, tb = words(a), words(b)
+    wa, wb = [w for w, _, _ in ta], [w for w, _, _ in tb]
     matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    return (
+    if not (
         matcher.real_quick_ratio() >= SAME_TEXT_RATIO
         and matcher.quick_ratio() >= SAME_TEXT_RATIO
         and matcher.ratio() >= SAME_TEXT_RATIO
-    )
+    ):
+        return False
+    return not _differs_in_substance(matcher.get_opcodes(), (a, ta), (b, tb))
+
+
+Words = tuple[str, list[tuple[str, int, int]]]  # a text and its words with their spans
+
+
+def _differs_in_substance(opcodes: Sequence[tuple[str, int, int, int, int]], a: Words, b: Words) -> bool:
+    """Whether a difference inside the stretch both passages share (not where one chunk merely
+    starts earlier or ends later) touches a turning word, or changes the number of a quantity
+    ("60 days" and "sixty days" are one period; "$500" and "$750" are two amounts)."""
+    equal = [i for i, op in enumerate(opcodes) if op[0] == "equal"]
+    if not equal:
+        return True
+    for tag, i1, i2, j1, j2 in opcodes[equal[0] + 1 : equal[-1]]:
+        if tag == "equal":
+            continue
+        sides = ((a, i1, i2), (b, j1, j2))
+        if any(w in _TURNING_WORDS for (_, tokens), lo, hi in sides for w, _, _ in tokens[lo:hi]):
+            return True
+        numbers = [
+            sorted(v for w, _, _ in tokens[lo:hi] if (v := number_value(w)) is not None)
+            for (_, tokens), lo, hi in sides
+        ]
+        if numbers[0] != numbers[1] and any(
+            _touches_quantity(text, tokens, lo, hi) for (text, tokens), lo, hi in sides
+        ):
+            return True
+    return False
+
+
+def _touches_quantity(text: str, tokens: list[tuple[str, int, int]], lo: int, hi: int) -> bool:
+    """Whether the changed stretch of ``text`` (from the end of the last shared word to the start of
+    the next) overlaps an amount, a period or a share."""
+    start, end = tokens[lo - 1][2], tokens[hi][1] if hi < len(tokens) else len(text)
+    return any(s < end and e > start for s, e in quantity_spans(text))
 
 
 def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
     """Passages with near-identical passages of other documents folded into the best-ranked
-    one (its ``siblings``), in rank order."""
+    one (its ``siblings``), in rank order. Two editions of one policy that nobody has confirmed
+    are not siblings: each edition's passage stays a source of its own."""
     kept: list[Passage] = []
     for c in candidates:
         twin = next(
@@ -87,6 +132,7 @@ def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
                 for k in kept
                 if k.doc.doc_id != c.doc.doc_id
                 and c.doc.doc_id not in {s.doc.doc_id for s in k.siblings}
+                and not unconfirmed_editions(k.doc, c.doc)
                 and same_text(k.chunk.text, c.chunk.text)
             ),
             None,

@@ -177,6 +177,18 @@ def _families(docs: Sequence[DocumentRow]) -> list[list[DocumentRow]]:
     return list(families.values())
 
 
+def unconfirmed_editions(a: DocumentRow, b: DocumentRow) -> bool:
+    """Whether two documents look like editions of one policy that nobody has confirmed yet: both
+    are searched, and their passages are never joined as one source (one may say $500 where
+    the other says $750)."""
+    return (
+        a.doc_id != b.doc_id
+        and a.family is not None
+        and a.family == b.family
+        and ("proposed" in (a.family_status, b.family_status))
+    )
+
+
 def current_editions(docs: Sequence[DocumentRow], as_of: date | None = None) -> list[DocumentRow]:
     """What a question searches: every document outside a confirmed edition family, and of each
     family the edition in force on ``as_of`` (default today). Order kept."""

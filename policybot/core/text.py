@@ -61,6 +61,40 @@ def fold(text: str) -> tuple[str, tuple[int, ...]]:
     return "".join(out), tuple(index)
 
 
+# Quantities by kind: "3 weeks", "60 consecutive days" (a period), "$500" (money), "60%" (a share).
+_NUMBER_WORD = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)"
+QUANTITIES: dict[str, re.Pattern[str]] = {
+    "period": re.compile(
+        rf"\b{_NUMBER_WORD}(?:\s+(?:consecutive|full|calendar|working|clear))?\s+"
+        r"(?:hours?|days?|weeks?|fortnights?|months?|years?)\b",
+        re.I,
+    ),
+    "money": re.compile(r"[$£€]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars|pounds|euros)\b", re.I),
+    "share": re.compile(r"\b\d+(?:\.\d+)?\s*(?:%|per ?cent)", re.I),
+}
+
+
+def quantity_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` states an amount, a period or a share ("$500", "60 consecutive days", "80%")."""
+    return sorted(m.span() for pattern in QUANTITIES.values() for m in pattern.finditer(text))
+
+
+_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+_UNITS += "seventeen eighteen nineteen"
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+NUMBER_WORDS = {w: i for i, w in enumerate(_UNITS.split())}
+NUMBER_WORDS |= {t: 20 + 10 * i for i, t in enumerate(_TENS)}
+NUMBER_WORDS |= {t + u: 20 + 10 * i + NUMBER_WORDS[u] for i, t in enumerate(_TENS) for u in _UNITS.split()[1:10]}
+NUMBER_WORDS |= {"hundred": 100, "thousand": 1000}
+
+
+def number_value(word: str) -> float | None:
+    """The number a word (as ``words`` gives it) stands for: "60" and "sixty" are 60; else None."""
+    if word.isdigit():
+        return float(word)
+    return float(NUMBER_WORDS[word]) if word in NUMBER_WORDS else None
+
+
 def alnum(text: str) -> str:
     """Lowercase letters and digits only (NFKC, soft hyphens dropped): for comparing headings,
     gold passages and words whose punctuation and spacing differ."""

@@ -9,6 +9,7 @@ from typing import Callable
 from policybot.answer.citations import locate_quote
 from policybot.answer.references import Glossary
 from policybot.answer.selection import same_text
+from policybot.core.editions import unconfirmed_editions
 from policybot.core.passages import Passage
 from policybot.core.roles import role_of
 from policybot.evidence.quotes import best_quote
@@ -39,6 +40,7 @@ class EvidenceTable:
             row
             for row in self.rows
             if (first := self.chunks[row.citation.chunk_id]).doc.doc_id != hit.doc.doc_id
+            and not unconfirmed_editions(first.doc, hit.doc)
             and same_text(first.chunk.text, hit.chunk.text)
         ]
         if twins:  # overlapping chunks can all look alike: the one of the same section first
