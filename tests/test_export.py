@@ -1,16 +1,32 @@
-"""Conversation export: a Markdown transcript with its sources, and versioned JSON."""
+"""Conversation export: a Markdown transcript with its sources, and versioned JSON; evidence tables as
+CSV and Markdown, safe with hostile document text."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 
-from policybot.display.export import conversation_json, conversation_markdown
+import pytest
+
+from policybot.display.export import (
+    conversation_json,
+    conversation_markdown,
+    evidence_csv,
+    evidence_markdown,
+    spreadsheet_safe,
+)
+from policybot.display.markup import unescape_markdown
 from policybot.schemas import DISCLAIMER, Answer
+from policybot.service import PolicyBot
+from tests import pdfs
 from tests.answers import extractive, generated, refused
+from tests.conftest import make_settings
 
 
 def test_markdown_transcript_lists_sources_with_quotes():
-    md = conversation_markdown([("Is my wife covered?", generated())])
+    md = unescape_markdown(conversation_markdown([("Is my wife covered?", generated())]))
     assert md.startswith("# PolicyBot conversation")
     assert "Exported " in md and DISCLAIMER in md
     assert "**Q:** Is my wife covered?" in md
@@ -24,7 +40,7 @@ def test_markdown_transcript_lists_sources_with_quotes():
 
 
 def test_markdown_refusal_lists_closest_passages():
-    md = conversation_markdown([("Is my wife covered?", generated()), ("And my dog?", refused())])
+    md = unescape_markdown(conversation_markdown([("Is my wife covered?", generated()), ("And my dog?", refused())]))
     refusal = md[md.index("And my dog?") :]
     assert "_Searched as:_ Is my dog an insured person?" in refusal
     assert "did not answer" in refusal and "below the threshold" in refusal
@@ -64,3 +80,50 @@ def test_a_kiosk_export_never_holds_the_models_unchecked_draft():
     assert reviewer["items"][0]["answer"]["unchecked_draft"] == "The policy costs $2.50 a month [1]."
     assert "unchecked_draft" not in visitor["items"][0]["answer"]
     assert "$2.50" not in json.dumps(visitor) and "$2.50" not in conversation_markdown([("What does it cost?", answer)])
+
+
+# --- hostile documents (issue 23) ------------------------------------------------------------------
+
+FORMULAS = ['=HYPERLINK("http://x.invalid","click")', "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3+cmd|' /C calc'!A0"]
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    """The evidence table of a PDF whose heading and clauses start like spreadsheet formulas and
+    hold a planted image and link."""
+    folder = tmp_path_factory.mktemp("hostile")
+    clauses = [f"{f} Water damage is covered when the pipe bursts suddenly." for f in FORMULAS]
+    clauses.append("Water damage ![x](http://x.invalid/a.png) see [click here](http://x.invalid) <img src=x>.")
+    pdf = pdfs.simple_pdf(folder / "hostile.pdf", clauses, heading=FORMULAS[0])
+    bot = PolicyBot(make_settings(folder / "home", llm_mode="off"))
+    assert not bot.ingest([pdf]).failed
+    report = bot.evidence("water damage", use_llm=False)
+    assert report.rows
+    return report
+
+
+def test_no_cell_of_an_evidence_csv_runs_as_a_formula(hostile_report):
+    rows = list(csv.reader(io.StringIO(evidence_csv(hostile_report))))
+    cells = [cell for row in rows[1:] for cell in row]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t", "\r"))], cells
+    # The text is kept, behind the apostrophe a spreadsheet shows as text.
+    assert any(cell.startswith("'=HYPERLINK(") for cell in cells) or any(
+        cell.startswith("'+cmd") or cell.startswith("'@SUM") for cell in cells
+    ), cells
+    assert spreadsheet_safe("-5") == "'-5" and spreadsheet_safe(5) == 5 and spreadsheet_safe("a=b") == "a=b"
+
+
+def test_markdown_exports_keep_planted_links_and_images_as_text(hostile_report):
+    table = evidence_markdown(hostile_report)
+    transcript = conversation_markdown([("[click](http://x.invalid) is water covered?", planted_answer())])
+    for md in (table, transcript):
+        assert not re.search(r"(?<!\\)\]\(", md), md  # no live "[text](url)" or "![alt](url)"
+        assert not re.search(r"(?<!\\)<img", md)  # an HTML tag only as escaped text
+        assert "x.invalid" in unescape_markdown(md)  # the text is still there, shown as text
+
+
+def planted_answer() -> Answer:
+    answer = generated()
+    answer.answer = "Yes ![x](http://x.invalid/a.png) [1]."
+    answer.citations[0].quote = "see [click here](http://x.invalid) <img src=x>"
+    return answer

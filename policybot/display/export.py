@@ -1,5 +1,11 @@
 """Exporting a conversation: a readable Markdown transcript with its sources, and JSON
-with every answer in full (the ``Answer`` schema) for tools."""
+with every answer in full (the ``Answer`` schema) for tools; an evidence table as CSV and Markdown.
+
+Exports carry document text, and a document may be hostile. In Markdown, document, question and
+model text is escaped as the app shows it, so a planted image or link stays text. In CSV, a cell
+that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a carriage
+return) is prefixed with an apostrophe, as OWASP advises.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import io
 import json
 from datetime import datetime, timezone
 
+from policybot.display.markup import escape_markdown
 from policybot.schemas import DISCLAIMER, Answer, Citation, EvidenceReport, page_range
 
 # The export's own format version: it changes only when the export layout does.
@@ -23,6 +30,11 @@ def _now() -> str:
 def _one_line(text: str) -> str:
     """PDF text breaks lines mid-sentence; a blockquote reads better as one line."""
     return " ".join(text.split())
+
+
+def _text(text: str) -> str:
+    """Document, question or model text as Markdown that shows it literally, line by line."""
+    return "\n".join(escape_markdown(line) for line in str(text).strip().splitlines())
 
 
 def _excerpt(text: str) -> str:
@@ -47,27 +59,27 @@ def _source_lines(c: Citation, generated: bool) -> list[str]:
         notes.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
     if c.same_text_in:
         notes.append(f"same text in: {'; '.join(c.same_text_in)}")
-    lines = [f"- [{c.n}] {c.label}" + (f" — {'; '.join(notes)}" if notes else "")]
+    lines = [f"- \\[{c.n}\\] " + _text(c.label + (f" — {'; '.join(notes)}" if notes else ""))]
     if c.quote:
-        lines.append(f"  > {_one_line(c.quote)}")
+        lines.append(f"  > {_text(_one_line(c.quote))}")
     return lines
 
 
 def _closest_lines(c: Citation) -> list[str]:
-    return [f"- [{c.n}] {c.label}", f"  > {_excerpt(c.text)}"]
+    return [f"- \\[{c.n}\\] {_text(c.label)}", f"  > {_text(_excerpt(c.text))}"]
 
 
 def _item_markdown(i: int, question: str, answer: Answer) -> list[str]:
     # The question follows a label so a leading "#" or "-" in it is not read as Markdown.
-    lines = [f"## Question {i}", "", f"**Q:** {question.strip()}", ""]
+    lines = [f"## Question {i}", "", f"**Q:** {_text(question)}", ""]
     if _one_line(answer.standalone_question) != _one_line(question):
-        lines += [f"_Searched as:_ {answer.standalone_question.strip()}", ""]
-    lines += ["**Answer**", "", answer.answer.strip(), ""]
+        lines += [f"_Searched as:_ {_text(answer.standalone_question)}", ""]
+    lines += ["**Answer**", "", _text(answer.answer), ""]
     note = _mode_note(answer)
     if note:
         lines += [note, ""]
     if answer.notice:
-        lines += [f"_Note: {answer.notice}_", ""]
+        lines += [f"_Note: {_text(answer.notice)}_", ""]
     if answer.refused:
         if answer.citations:
             lines += ["**Closest passages**", ""]
@@ -148,18 +160,29 @@ def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
     return out
 
 
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A CSV cell that no spreadsheet runs: text starting like a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def evidence_csv(report: EvidenceReport) -> str:
-    """The evidence table as CSV (UTF-8, one row per passage)."""
+    """The evidence table as CSV (UTF-8, one row per passage), every cell spreadsheet-safe."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=EVIDENCE_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(evidence_records(report))
+    writer.writerows({k: spreadsheet_safe(v) for k, v in record.items()} for record in evidence_records(report))
     return buffer.getvalue()
 
 
 def _cell(value: object) -> str:
-    """A Markdown table cell: one line, pipes escaped."""
-    return _one_line(str(value if value is not None else "")).replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell: one line that shows literally (pipes, links and images escaped)."""
+    return escape_markdown(_one_line(str(value if value is not None else "")))
 
 
 def evidence_markdown(report: EvidenceReport) -> str:
