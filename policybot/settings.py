@@ -79,6 +79,12 @@ class OcrSettings(BaseModel):
     workers: int | None = Field(None, ge=1, description="Pages read side by side (default: one per CPU core).")
     tesseract_cmd: str = Field("tesseract", description="The Tesseract command (a name on PATH or a full path).")
     page_timeout_s: float = Field(120.0, gt=0, description="Longest time one page may take.")
+    max_megapixels: float = Field(
+        40.0,
+        gt=0,
+        description="Largest image a page is rendered to for OCR (40: a Letter page at 600 dpi). A larger page is "
+        "rendered at a lower resolution, and one that would fall under 100 dpi is reported, not read.",
+    )
 
 
 class Settings(BaseSettings):
@@ -145,6 +151,9 @@ class Settings(BaseSettings):
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)
+    max_pages: int = Field(
+        3000, ge=1, description="Longest document, in pages (5,000 tiny pages take about 1 GB of memory to read)."
+    )
     ocr: OcrSettings = Field(default_factory=OcrSettings)
 
     # --- retrieval ----------------------------------------------------------------

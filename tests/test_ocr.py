@@ -14,7 +14,7 @@ import pytest
 
 from policybot.doctor import run_checks
 from policybot.ingestion.ocr import TesseractOCR, parse_tsv
-from policybot.ingestion.pdf import read_pdf
+from policybot.ingestion.pdf import MIN_OCR_DPI, ocr_dpi, read_pdf
 from policybot.service import PolicyBot
 from policybot.settings import OcrSettings
 from tests import pdfs
@@ -243,3 +243,56 @@ def test_the_cli_lists_and_cites_scanned_pages(tmp_path, scanned_policy):
     assert "text read by OCR (" in found
     answer = plain(run(home, "ask", "Who counts as an insured person?", "--no-llm").output)
     assert "text read by OCR (" in answer and "compare with the page" in answer
+
+
+# --- hostile files (issue 23) ----------------------------------------------------------------------
+
+
+def huge_image_page(path: Path, side_pt: float) -> Path:
+    """A few-KB PDF whose one page is ``side_pt`` points square and holds only a tiny image."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=side_pt, height=side_pt)
+    pix = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 20, 20), False)
+    pix.clear_with(200)
+    page.insert_image(page.rect, pixmap=pix)
+    doc.save(path)
+    return path
+
+
+def test_the_ocr_resolution_is_capped_by_pixels_per_page():
+    import pymupdf
+
+    letter, a0 = pymupdf.Rect(0, 0, 612, 792), pymupdf.Rect(0, 0, 2384, 3370)
+    assert ocr_dpi(letter, 300, 40.0) == 300  # an ordinary page keeps its resolution
+    lowered = ocr_dpi(a0, 300, 40.0)
+    assert lowered is not None and MIN_OCR_DPI <= lowered < 300
+    assert (a0.width / 72 * lowered) * (a0.height / 72 * lowered) <= 40e6
+    assert ocr_dpi(pymupdf.Rect(0, 0, 7200, 7200), 300, 40.0) is None  # 100 inches square: not rendered at all
+    assert ocr_dpi(pymupdf.Rect(0, 0, 0, 0), 300, 40.0) is None
+
+
+@needs_tesseract
+def test_a_page_too_large_to_render_is_reported_not_read(tmp_path, digital_policy):
+    """A 5 KB PDF with a 100-inch page would take gigabytes at 300 dpi: it is named in plain words."""
+    import pymupdf
+
+    mixed = tmp_path / "mixed.pdf"
+    with pymupdf.open(digital_policy) as doc, pymupdf.open(huge_image_page(tmp_path / "big.pdf", 7200)) as big:
+        doc.insert_pdf(big)
+        doc.save(mixed)
+    outcome = PolicyBot(make_settings(tmp_path / "home", llm_mode="off")).ingest_file(mixed)
+    assert outcome.status == "ingested", outcome.message
+    assert "1 scanned page(s) too large to read by OCR: 6 (scan them at a normal page size)" in outcome.message
+    only = PolicyBot(make_settings(tmp_path / "home2", llm_mode="off")).ingest_file(
+        huge_image_page(tmp_path / "huge.pdf", 14400)
+    )
+    assert only.status == "failed" and "\n" not in only.message
+    assert only.message.endswith("its 1 scanned page(s) are too large to read by OCR; scan them at a normal page size")
+
+
+def test_a_document_over_the_page_limit_is_refused_in_one_line(tmp_path, digital_policy):
+    outcome = PolicyBot(make_settings(tmp_path / "home", llm_mode="off", max_pages=3)).ingest_file(digital_policy)
+    assert outcome.status == "failed"
+    assert outcome.message.endswith("acme.pdf: 5 pages is over the 3-page limit (POLICYBOT_MAX_PAGES)"), outcome.message

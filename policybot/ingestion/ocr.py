@@ -253,12 +253,11 @@ class TesseractOCR:
 
     def read_pages(
         self,
-        images: Iterable[tuple[int, bytes]],
+        images: Iterable[tuple[int, int, bytes]],
         total: int,
-        dpi: int,
         on_page: Callable[[int, int], None] | None = None,
     ) -> list[OcrPage]:
-        """Pages (page number, PGM bytes) read side by side, in page order; ``on_page(done, total)`` after each.
+        """Pages (page number, dpi, PGM bytes) read side by side, in page order; ``on_page(done, total)`` after each.
         ``images`` is consumed as pages finish (rendering stays in the caller's thread, where
         PyMuPDF is safe), so at most two pages per worker wait in memory."""
         workers = self.settings.workers or max(1, os.cpu_count() or 1)
@@ -272,7 +271,7 @@ class TesseractOCR:
 
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="policybot-ocr") as pool:
             try:
-                for page, image in images:
+                for page, dpi, image in images:
                     waiting.append(pool.submit(self.read_image, image, page, dpi))
                     while len(waiting) >= 2 * workers:
                         collect()

@@ -6,6 +6,7 @@ Nothing here writes anywhere: a document is read completely (or rejected with on
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -83,6 +84,7 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)  # for the user: damage, repairs
     ocr_pages: dict[int, float] = field(default_factory=dict)  # page -> OCR confidence (0-100)
     ocr_unread: list[int] = field(default_factory=list)  # image-only pages left unread (no OCR)
+    ocr_too_large: list[int] = field(default_factory=list)  # image-only pages too large to render for OCR
     ocr_seconds: float = 0.0
 
     def low_confidence_pages(self, floor: float) -> list[int]:
@@ -252,6 +254,7 @@ def read_pdf(
     detect_tables: bool = True,
     strip_running_headers: bool = True,
     max_mb: float = 100.0,
+    max_pages: int = 3000,
     progress: ProgressFn | None = None,
     ocr: OcrPlan | None = None,
     sections: bool = True,
@@ -264,7 +267,7 @@ def read_pdf(
     check_file(path, max_mb)
     with _MESSAGES_LOCK:
         _mupdf_messages()  # drop what earlier work left behind
-        parsed = _read_pdf(path, detect_tables, strip_running_headers, progress, ocr)
+        parsed = _read_pdf(path, detect_tables, strip_running_headers, progress, ocr, max_pages)
     return find_sections(parsed) if sections else parsed
 
 
@@ -288,16 +291,28 @@ class _Pages:
     damaged: list[int]  # pages MuPDF read with errors
     tables: int
     image_only: list[int] = field(default_factory=list)  # pages with an image and (almost) no text
+    too_large: list[int] = field(default_factory=list)  # image-only pages too large to render for OCR
     ocr: list[OcrPage] = field(default_factory=list)
     ocr_seconds: float = 0.0
 
 
 def _read_pdf(
-    path: Path, detect_tables: bool, strip_running_headers: bool, progress: ProgressFn | None, ocr: OcrPlan | None
+    path: Path,
+    detect_tables: bool,
+    strip_running_headers: bool,
+    progress: ProgressFn | None,
+    ocr: OcrPlan | None,
+    max_pages: int = 3000,
 ) -> ParsedDocument:
     with _open(path) as doc:
         repaired = bool(doc.is_repaired) or any(_DAMAGE.search(m) for m in _mupdf_messages())
         total = doc.page_count
+        if total > max_pages:
+            raise IngestError(
+                "too_large",
+                f"{path.name}: {total} pages is over the {max_pages}-page limit (POLICYBOT_MAX_PAGES)",
+                total,
+            )
         pages = _read_pages(doc, path, detect_tables, progress, ocr.settings.min_chars if ocr else None)
         if pages.image_only and ocr is not None and ocr.engine is not None:
             _read_by_ocr(doc, pages, ocr, path.name, progress)
@@ -307,7 +322,7 @@ def _read_pdf(
         empty_pages = [i + 1 for i, lines in enumerate(pages.lines) if not lines]
         broken = repaired or bool(pages.damaged)
         if len(empty_pages) == total:
-            raise _no_text(path, total, broken, ocr, len(pages.image_only))
+            raise _no_text(path, total, broken, ocr, len(pages.image_only), len(pages.too_large))
         lines = [line for page_lines in pages.lines for line in page_lines]
         return ParsedDocument(
             path=path,
@@ -323,7 +338,10 @@ def _read_pdf(
             stripped_example=example,
             warnings=[_damage_warning(total, pages.damaged, empty_pages)] if broken else [],
             ocr_pages={p.page: p.confidence for p in pages.ocr},
-            ocr_unread=[page for page in pages.image_only if page not in {p.page for p in pages.ocr}],
+            ocr_unread=[
+                page for page in pages.image_only if page not in {p.page for p in pages.ocr} | set(pages.too_large)
+            ],
+            ocr_too_large=pages.too_large,
             ocr_seconds=round(pages.ocr_seconds, 2),
         )
 
@@ -395,20 +413,39 @@ def _image_share(page: pymupdf.Page) -> float:
 def _read_by_ocr(doc: pymupdf.Document, pages: _Pages, plan: OcrPlan, name: str, progress: ProgressFn | None) -> None:
     """Read the image-only pages with the OCR engine, in parallel, and put their lines in place."""
     assert plan.engine is not None
-    dpi = plan.settings.dpi
+    s = plan.settings
+    dpis = {page: ocr_dpi(doc[page - 1].rect, s.dpi, s.max_megapixels) for page in pages.image_only}
+    pages.too_large = [page for page, dpi in dpis.items() if dpi is None]
+    readable = [(page, dpi) for page, dpi in dpis.items() if dpi is not None]
     # Rendered one at a time here (PyMuPDF is not thread-safe) as the engine takes them.
     images = (
-        (page, doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("pgm")) for page in pages.image_only
+        (page, dpi, doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("pgm"))
+        for page, dpi in readable
     )
     started = time.perf_counter()
     on_page = (lambda done, total: progress(Progress(name, "ocr", done, total))) if progress else None
-    read = plan.engine.read_pages(images, len(pages.image_only), dpi, on_page)
+    read = plan.engine.read_pages(images, len(readable), on_page)
     pages.ocr_seconds = time.perf_counter() - started
     for result in read:
         if result.lines:
             pages.lines[result.page - 1] = _ocr_lines(result)
             pages.ocr.append(result)
     _first_roman_heading([pages.lines[r.page - 1] for r in pages.ocr])
+
+
+# Under this resolution Tesseract misreads body text: a page that would need less is not read.
+MIN_OCR_DPI = 100
+
+
+def ocr_dpi(rect: pymupdf.Rect, dpi: int, max_megapixels: float) -> int | None:
+    """The resolution a page is rendered at for OCR: ``dpi``, lowered so that the image has at
+    most ``max_megapixels`` (a 5 KB PDF can hold a 100-inch page that would take gigabytes at
+    300 dpi); None when that would be under ``MIN_OCR_DPI`` (the page is reported, not read)."""
+    square_inches = (rect.width / 72) * (rect.height / 72)
+    if square_inches <= 0:
+        return None
+    chosen = min(dpi, int(math.sqrt(max_megapixels * 1e6 / square_inches)))
+    return chosen if chosen >= MIN_OCR_DPI else None
 
 
 def _first_roman_heading(pages: list[list[Line]]) -> None:
@@ -452,7 +489,9 @@ def _weighted_median(values: list[tuple[float, int]]) -> float:
     return 0.0
 
 
-def _no_text(path: Path, total: int, broken: bool, ocr: OcrPlan | None, scanned: int) -> IngestError:
+def _no_text(
+    path: Path, total: int, broken: bool, ocr: OcrPlan | None, scanned: int, too_large: int = 0
+) -> IngestError:
     if broken:  # a truncated or garbled file is not a scan: OCR would not help
         return IngestError(
             "corrupt",
@@ -462,6 +501,8 @@ def _no_text(path: Path, total: int, broken: bool, ocr: OcrPlan | None, scanned:
         )
     if ocr is not None and ocr.engine is None:
         how = f"its pages need OCR: {ocr.fix}"
+    elif too_large and too_large == scanned:
+        how = f"its {scanned} scanned page(s) are too large to read by OCR; scan them at a normal page size"
     elif ocr is not None and scanned:
         how = (
             f"OCR found no words on its {scanned} scanned page(s) (blank, or too faint or small to read); a sharper "

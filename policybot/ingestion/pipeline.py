@@ -103,6 +103,7 @@ class Reader:
             detect_tables=s.detect_tables,
             strip_running_headers=s.strip_running_headers,
             max_mb=s.max_file_mb,
+            max_pages=s.max_pages,
             progress=progress,
             ocr=self.ocr,
             sections=False,
@@ -415,4 +416,9 @@ def ocr_notes(parsed: ParsedDocument, floor: float, fix: str) -> list[str]:
             )
     if parsed.ocr_unread:
         notes.append(f"{len(parsed.ocr_unread)} scanned page(s) not read: {page_list(parsed.ocr_unread)}; {fix}")
+    if parsed.ocr_too_large:
+        notes.append(
+            f"{len(parsed.ocr_too_large)} scanned page(s) too large to read by OCR: {page_list(parsed.ocr_too_large)} "
+            "(scan them at a normal page size)"
+        )
     return notes
