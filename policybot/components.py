@@ -22,6 +22,7 @@ from policybot.answer.retrieval import HybridRetriever
 from policybot.answer.scoring import Thresholds
 from policybot.core.probes import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
 from policybot.core.rows import DocumentRow, doc_of
+from policybot.errors import DiskFull, is_disk_full
 from policybot.evidence.tools import EvidenceTools
 from policybot.ingestion.chunking import Chunker, make_chunker
 from policybot.ingestion.ocr import TesseractOCR
@@ -81,7 +82,9 @@ class Components:
         try:
             index.recover(self.library_lock)  # leftovers of a crash never outlive a restart
         except Exception as exc:  # e.g. a Chroma server that is down: say so when it is used
-            log.warning("start-up clean-up skipped: %s", exc)
+            log.warning(
+                "start-up clean-up skipped: %s", DiskFull(self.settings.home.resolve()) if is_disk_full(exc) else exc
+            )
         return index
 
     @property

@@ -38,7 +38,7 @@ class IngestOutcome(BaseModel):
     name: str = Field(description="Document name in the library (the file name)")
     status: IngestStatus
     error_kind: str | None = Field(
-        None, description="not_found, not_pdf, empty, too_large, corrupt, encrypted, scanned, index"
+        None, description="not_found, not_pdf, empty, too_large, corrupt, encrypted, scanned, disk_full, index"
     )
     message: str = ""
     title: str | None = None

@@ -3,6 +3,11 @@ and timings, and a failure of any stage turned into a one-line outcome that leav
 
 from __future__ import annotations
 
+import subprocess
+
+import pytest
+
+from policybot.errors import DiskFull, is_disk_full
 from policybot.events import INGEST_STAGES, Progress
 from policybot.ingestion.pipeline import IngestPipeline, chunking_signature
 from policybot.service import PolicyBot
@@ -60,3 +65,52 @@ def test_building_the_chunker_is_part_of_the_run(bot: PolicyBot, tmp_path, monke
     pdf = pdfs.simple_pdf(tmp_path / "home.pdf", ["Home cover."])
     outcome = IngestPipeline(parts).run(pdf)
     assert outcome.status == "failed" and outcome.message == "home.pdf: model files are missing"
+
+
+# --- a full disk (issue 23) ------------------------------------------------------------------------
+
+
+def test_disk_full_is_recognised_through_the_errors_it_raises():
+    import errno
+    import sqlite3
+
+    assert is_disk_full(OSError(errno.ENOSPC, "No space left on device"))
+    assert is_disk_full(sqlite3.OperationalError("database or disk is full"))
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as inner:
+            raise RuntimeError("error returned from database: (code: 13)") from inner
+    except RuntimeError as outer:
+        assert is_disk_full(outer)  # the cause counts, however the library wraps it
+    assert not is_disk_full(sqlite3.OperationalError("no such table: chunks"))
+    assert not is_disk_full(OSError(errno.EACCES, "Permission denied"))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB file system for the library (tmpfs; skipped where mounting is not allowed)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_full_disk_is_said_in_one_line_and_the_library_recovers(small_disk):
+    from tests.conftest import SAMPLE_POLICY, make_settings
+
+    home = small_disk / "home"
+    settings = make_settings(home, llm_mode="off", models_dir=small_disk.parent / "models")
+    outcome = PolicyBot(settings).ingest_file(SAMPLE_POLICY)
+    assert outcome.status == "failed" and outcome.error_kind == "disk_full", outcome.message
+    assert outcome.message == f"{SAMPLE_POLICY.name}: {DiskFull(home.resolve())}"
+    assert "\n" not in outcome.message and "database" not in outcome.message
+    subprocess.run(["mount", "-o", "remount,size=300m", str(small_disk)], check=True)
+    again = PolicyBot(settings).ingest_file(SAMPLE_POLICY)  # space freed: the same library takes it
+    assert again.status == "ingested", again.message
+    answer = PolicyBot(settings).ask("How much is the escape of water deductible?", use_llm=False)
+    assert answer.shown_citations and not answer.refused

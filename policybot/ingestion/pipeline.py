@@ -25,7 +25,7 @@ import numpy as np
 
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
-from policybot.errors import IngestError
+from policybot.errors import DiskFull, IngestError, is_disk_full
 from policybot.events import Progress, ProgressFn
 from policybot.ingestion.chunking import Chunker
 from policybot.ingestion.describe import EditionFinder, ProbeScorer, Summariser, effective_from
@@ -260,10 +260,17 @@ class IngestPipeline:
                 file=str(path), name=name, status="failed", error_kind=err.kind, message=err.message, pages=err.pages
             )
         except Exception as exc:  # an index or model failure: report it, keep going
-            log.exception("ingesting %s failed", path)
-            outcome = IngestOutcome(
-                file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}"
-            )
+            if is_disk_full(exc):  # the real cause in one line, not the database's words and a traceback
+                full = DiskFull(self.parts.settings.home.resolve())
+                log.warning("ingesting %s failed: %s", path, full)
+                outcome = IngestOutcome(
+                    file=str(path), name=name, status="failed", error_kind="disk_full", message=f"{name}: {full}"
+                )
+            else:
+                log.exception("ingesting %s failed", path)
+                outcome = IngestOutcome(
+                    file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}"
+                )
         outcome.seconds = round(time.perf_counter() - started, 3)
         outcome.timings = dict(timings)
         report(Progress(name, "done", 1, 1))

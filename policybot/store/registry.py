@@ -224,7 +224,7 @@ class Registry:
                 self._bump(collection)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def set_probes(self, collection: str, doc_id: str, probes: str) -> None:
@@ -309,7 +309,7 @@ class Registry:
                 self._bump(doc.collection)
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def delete(self, doc: DocumentRow) -> None:
@@ -320,7 +320,7 @@ class Registry:
                 self._bump(doc.collection)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def _delete_rows(self, collection: str, doc_id: str) -> None:
@@ -335,3 +335,10 @@ class Registry:
 
     def stored_file_in_use(self, stored_path: str) -> bool:
         return bool(self._rows("SELECT 1 FROM documents WHERE stored_path=? LIMIT 1", (stored_path,)))
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo an unfinished transaction. SQLite may already have rolled it back itself (a full disk,
+    an I/O error): then there is nothing to undo, and the original error is the one to report."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
