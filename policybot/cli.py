@@ -43,9 +43,28 @@ def _print_json(model: BaseModel) -> None:
     sys.stdout.write(model.model_dump_json(indent=2) + "\n")
 
 
+def _json_mode() -> bool:
+    """Whether the command line asked for JSON: then every error is a JSON object on stdout too."""
+    return "--json" in sys.argv[1:]
+
+
+def _print_json_error(kind: str, message: str) -> None:
+    import json
+
+    sys.stdout.write(json.dumps({"error": {"kind": kind, "message": message}}) + "\n")
+
+
 def _fail(message: str, code: int = 2) -> None:
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    if _json_mode():
+        _print_json_error("usage" if code == 2 else "failed", message)
     raise typer.Exit(code)
+
+
+def _text(value: str) -> str:
+    """A question or issue as text: bytes that are not UTF-8 (the shell passes them through as
+    they are) become U+FFFD instead of crashing the tokenizer."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 @app.callback()
@@ -68,6 +87,9 @@ def main_options(
         ctx.obj = {"settings": Settings(**overrides)}
     except Exception as exc:
         _fail(f"invalid settings: {exc}")
+    data = ctx.obj["settings"].home
+    if data.exists() and not data.is_dir():
+        _fail(f"the data folder {data} is a file, not a folder: give --home (or POLICYBOT_HOME) a folder")
 
 
 @app.command()
@@ -262,7 +284,7 @@ def editions(
 @app.command()
 def search(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help="What to look for."),
+    query: str = typer.Argument(..., help="What to look for.", callback=_text),
     k: int = typer.Option(10, "--k", min=1, max=100, help="Number of passages."),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Search only these documents (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResponse as JSON."),
@@ -294,7 +316,7 @@ def search(
 @app.command()
 def ask(
     ctx: typer.Context,
-    question: str = typer.Argument(..., help="Your question about the documents."),
+    question: str = typer.Argument(..., help="Your question about the documents.", callback=_text),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON (no streaming)."),
     fast: bool = typer.Option(False, "--fast", help="No query expansion: no LLM call before the answer."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Answer extractively: quote the best passages."),
@@ -350,7 +372,9 @@ def _llm_setup_hint(bot: Any) -> None:
 @app.command()
 def evidence(
     ctx: typer.Context,
-    issue: str = typer.Argument(..., help='The issue, e.g. "escape of water" or "cancellation and refunds".'),
+    issue: str = typer.Argument(
+        ..., help='The issue, e.g. "escape of water" or "cancellation and refunds".', callback=_text
+    ),
     doc: Optional[List[str]] = typer.Option(None, "--docs", help="Collect only from these documents (repeatable)."),
     max_steps: Optional[int] = typer.Option(
         None, "--max-steps", min=1, max=20, help="Agent steps before it is stopped (default 6)."
@@ -603,7 +627,24 @@ def models_pull(
 
 
 def main() -> None:
-    app()
+    """The ``policybot`` command. A usage error (an unknown option, a bad value) under ``--json``
+    is also written to stdout as ``{"error": {...}}``, so a script reading stdout never gets nothing."""
+    try:  # Typer 0.29 carries its own copy of Click; earlier versions use Click itself
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover - depends on the installed Typer
+        from click.exceptions import ClickException  # type: ignore[assignment]
+
+    try:
+        code = app(standalone_mode=False)
+    except ClickException as exc:
+        if _json_mode():
+            _print_json_error("usage", exc.format_message())
+        exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

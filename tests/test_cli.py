@@ -8,12 +8,13 @@ import io
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from policybot.cli import app
+from policybot.cli import app, main
 from policybot.schemas import DoctorReport, DocumentList, IngestReport, SearchResponse
 from tests import pdfs
 from tests.conftest import NO_OLLAMA
@@ -443,3 +444,42 @@ def test_evidence_rejects_two_formats_and_an_empty_issue(library):
     assert both.exit_code == 2 and "choose one of" in both.output
     empty = run(home, "evidence", "  ", "--no-llm")
     assert empty.exit_code == 2 and "empty" in empty.output
+
+
+# --- bad input (issue 23) ---------------------------------------------------------------------------
+
+
+def test_a_question_that_is_not_utf8_is_answered_not_a_crash(library):
+    home = library[0]
+    garbled = "what is \udcff\udcfe covered for water"  # bytes 0xff 0xfe, as the shell passes them
+    for command in (["search", garbled, "--json"], ["ask", garbled, "--no-llm", "--json"]):
+        result = run(home, *command)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)
+    evidence = run(home, "evidence", "water \udcff", "--no-llm", "--json")
+    assert evidence.exit_code == 0 and json.loads(evidence.stdout)["issue"].startswith("water")
+
+
+def test_a_data_folder_that_is_a_file_is_one_clear_line(tmp_path):
+    afile = tmp_path / "not-a-folder"
+    afile.write_text("x")
+    result = run(afile, "search", "water")
+    assert result.exit_code == 2
+    assert f"the data folder {afile} is a file, not a folder" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ask", "--json", "--k", "3", "water"], "No such option: --k"),
+        (["search", "--json", "--k", "0", "water"], "Invalid value for '--k'"),
+    ],
+)
+def test_under_json_a_usage_error_is_a_json_object_on_stdout(monkeypatch, capsys, library, args, message):
+    monkeypatch.setattr(sys, "argv", ["policybot", "--home", str(library[0]), *args])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "usage" and message in error["message"]
