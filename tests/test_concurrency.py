@@ -4,12 +4,15 @@ These tests run questions from several threads while a document is being ingeste
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from policybot.service import PolicyBot
 from tests import pdfs
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
 
 QUESTIONS = [
     "How does the deductible apply to water damage?",
@@ -92,3 +95,46 @@ def test_a_serving_process_prepares_the_changed_library_in_the_background(tmp_pa
         assert len(built) == 1 and built[0].endswith(f"@{generation}")  # this generation's, the old one dropped
     answer = bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert answer.citations and [k for k in bot.components._built if k.startswith("lexical-probes:")] == built
+
+
+# --- several processes on one library (issue 23) ---------------------------------------------------
+
+
+def _cli(home, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", POLICYBOT_PROFILE="lite", OLLAMA_HOST=NO_OLLAMA)
+    command = [sys.executable, "-m", "policybot.cli", "--home", str(home), *args]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_a_running_process_finds_what_another_process_added(tmp_path):
+    """`policybot ingest` beside a running app: the app's next search finds the new document by
+    meaning too (its vector store is reopened), not only by words."""
+    bikes = pdfs.simple_pdf(
+        tmp_path / "bikes.pdf", ["The excess for bicycles is fifty dollars per claim."], heading="Section 1 Bicycles"
+    )
+    boats = pdfs.simple_pdf(
+        tmp_path / "boats.pdf",
+        ["Sailing boats are covered up to ten thousand dollars while moored in a marina."],
+        heading="Section 1 Boats",
+    )
+    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
+    assert bot.ingest_file(bikes).status == "ingested"
+    assert [h.doc for h in bot.search("bicycle excess", k=3).hits] == ["bikes.pdf"]
+    other = _cli(tmp_path / "home", "ingest", str(boats))
+    assert other.wait(timeout=300) == 0, other.stdout.read() if other.stdout else ""
+    [first, *_] = bot.search("sailing boat moored in a marina", k=3).hits
+    assert first.doc == "boats.pdf" and first.dense_rank == 1, first
+    assert bot.ask("Are sailing boats covered in a marina?", use_llm=False).shown_citations[0].doc == "boats.pdf"
+
+
+def test_parallel_ingests_on_a_new_data_folder_all_succeed(tmp_path):
+    """Four `policybot ingest` started at once on a folder that does not exist yet: each creates
+    or opens the databases in turn (one used to fail with "database is locked")."""
+    home = tmp_path / "home"
+    files = [pdfs.simple_pdf(tmp_path / f"p{i}.pdf", [f"Clause {i}: the excess is {i}0 dollars."]) for i in range(4)]
+    runs = [_cli(home, "ingest", str(f)) for f in files]
+    outputs = [(run.wait(timeout=600), run.stdout.read() if run.stdout else "") for run in runs]
+    assert all(code == 0 for code, _ in outputs), outputs
+    assert sorted(d.name for d in PolicyBot(make_settings(home)).library.documents().documents) == [
+        f.name for f in files
+    ]

@@ -49,7 +49,7 @@ class DenseRetriever:
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
         vector = self.embedder.embed_query(query)
-        return self.index.store.query(vector, k, doc_ids, self.index.document_count())
+        return self.index.nearest(vector, k, doc_ids)
 
 
 class LexicalRetriever:

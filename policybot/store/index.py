@@ -28,7 +28,7 @@ from policybot.errors import IndexUnavailable
 from policybot.models.profiles import EmbeddingModel
 from policybot.settings import Settings
 from policybot.store.lexical import LexicalIndex
-from policybot.store.locks import LibraryLock
+from policybot.store.locks import LibraryLock, opening
 from policybot.store.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,14 @@ def server_collection_name(model: EmbeddingModel, home: Path) -> str:
 
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
+# Per embedded store (its path): the registry generation its open client is known to show, and how
+# many times it was reopened (a collection handle from before a reopen is fetched again).
+_SEEN: dict[str, int] = {}
+_EPOCHS: dict[str, int] = {}
+
+
+def _client_key(settings: Settings) -> str:
+    return settings.chroma_url or str((settings.home / "chroma").resolve())
 
 
 def chroma_client(settings: Settings) -> Any:
@@ -71,12 +79,10 @@ def chroma_client(settings: Settings) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    key = settings.chroma_url or str((settings.home / "chroma").resolve())
+    key = _client_key(settings)
     with _CLIENTS_LOCK:
         if key in _CLIENTS:
             return _CLIENTS[key]
-        if not settings.chroma_url:
-            quarantine_if_interrupted(settings.home)
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         if settings.chroma_url:
             url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
@@ -87,8 +93,10 @@ def chroma_client(settings: Settings) -> Any:
                 settings=chroma_settings,
             )
         else:
-            Path(key).mkdir(parents=True, exist_ok=True)
-            client = chromadb.PersistentClient(path=key, settings=chroma_settings)
+            with opening(settings.home):  # another process may be creating (or setting aside) the same store
+                quarantine_if_interrupted(settings.home)
+                Path(key).mkdir(parents=True, exist_ok=True)
+                client = chromadb.PersistentClient(path=key, settings=chroma_settings)
         _CLIENTS[key] = client
         return client
 
@@ -165,6 +173,7 @@ class VectorStore:
         self.embedder = embedder
         self.name = collection_name(model)
         self._collection: Any = None
+        self._epoch = 0
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -181,9 +190,34 @@ class VectorStore:
         # so its marker stays and the next start rebuilds the store.
         marker.unlink(missing_ok=True)
 
+    def saw(self, generation: int) -> None:
+        """This process wrote the store at ``generation``: its client shows it already."""
+        with _CLIENTS_LOCK:
+            _SEEN[_client_key(self.settings)] = generation
+
+    def follow(self, generation: int) -> None:
+        """Before a search: when another process changed the library since this one last looked
+        (``policybot ingest`` beside a running app), reopen the embedded store, whose client keeps
+        what it loaded in memory and would not find the new vectors. A server needs nothing."""
+        if self.settings.chroma_url:
+            return
+        key = _client_key(self.settings)
+        with _CLIENTS_LOCK:
+            seen = _SEEN.setdefault(key, generation)
+            if seen == generation:
+                return
+            _SEEN[key] = generation
+            stale = _CLIENTS.pop(key, None)
+            _EPOCHS[key] = _EPOCHS.get(key, 0) + 1
+        if stale is not None:
+            log.info("the library changed in another process: reopening its vector store")
+            stale.close()
+
     @property
     def collection(self) -> Any:
-        if self._collection is None:
+        epoch = _EPOCHS.get(_client_key(self.settings), 0)
+        if self._collection is None or self._epoch != epoch:
+            self._collection, self._epoch = None, epoch
             client = chroma_client(self.settings)
             # The registry and BM25 files keep the plain name; only the server's copy is qualified.
             remote = server_collection_name(self.model, self.settings.home) if self.settings.chroma_url else self.name
@@ -246,6 +280,16 @@ class VectorStore:
         scope never gets fewer results than it should."""
         if not doc_ids or k <= 0:
             return []
+        try:
+            return self._query(vector, k, doc_ids, library_docs)
+        except Exception:
+            if self._epoch == _EPOCHS.get(_client_key(self.settings), 0):
+                raise
+            return self._query(vector, k, doc_ids, library_docs)  # reopened meanwhile by another thread
+
+    def _query(
+        self, vector: np.ndarray, k: int, doc_ids: Sequence[str], library_docs: int | None
+    ) -> list[tuple[str, float]]:
         allowed = set(doc_ids)
         if library_docs and 2 * len(allowed) >= library_docs:
             res = self.collection.query(query_embeddings=[vector], n_results=2 * k, include=["distances", "metadatas"])
@@ -301,6 +345,11 @@ class DocumentIndex:
     def documents(self) -> list[DocumentRow]:
         return self.registry.documents(self.collection)
 
+    def nearest(self, vector: np.ndarray, k: int, doc_ids: Sequence[str]) -> list[tuple[str, float]]:
+        """The nearest chunks by cosine, as the library is now, even if another process changed it."""
+        self.store.follow(self.registry.generation(self.collection))
+        return self.store.query(vector, k, doc_ids, self.document_count())
+
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id: from the registry, or from Chroma for chunks indexed
         before the registry kept them."""
@@ -344,6 +393,7 @@ class DocumentIndex:
         try:
             self.store.add(ids, vectors, [c.index_text for c in chunks], metadatas)
             self.registry.replace(doc, chunks, replaces, vectors)
+            self.store.saw(self.registry.generation(self.collection))
         except BaseException:
             self._quietly(self.store.delete_ids, ids)
             raise
@@ -354,6 +404,7 @@ class DocumentIndex:
     def delete(self, doc: DocumentRow) -> None:
         self.registry.delete(doc)
         self._quietly(self.store.delete_doc, doc.doc_id)
+        self.store.saw(self.registry.generation(self.collection))
         self._drop_file_if_unused(doc.stored_path)
 
     def reconcile(self) -> int:

@@ -2,6 +2,10 @@
 
 Ingestion holds it while it writes; the start-up clean-up only runs when it can take it,
 so it never mistakes another process's ingestion in progress for the leftovers of a crash.
+
+A second, short lock (``opening``) lets one process at a time create or open the library's
+databases: four ingestions started together on a new data folder otherwise raced to create the
+same SQLite files, and one failed with "database is locked".
 """
 
 from __future__ import annotations
@@ -48,3 +52,19 @@ class LibraryLock:
                 os.close(fd)  # closing the descriptor releases the flock
         finally:
             self._threads.release()
+
+
+@contextmanager
+def opening(home: Path) -> Iterator[None]:
+    """Held while a process creates or opens the registry and the embedded vector store (seconds
+    at most; a long ingestion elsewhere does not hold it)."""
+    home.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    with open(home / "opening.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from policybot.core.rows import ChunkRow, DocumentRow
+from policybot.store.locks import opening
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -94,11 +95,12 @@ class Registry:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
-        self._lock = threading.RLock()
-        self._migrate()
+        with opening(path.parent):  # one process at a time creates the file and its tables
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(SCHEMA)
+            self._lock = threading.RLock()
+            self._migrate()
 
     def _migrate(self) -> None:
         """Registries made by earlier versions get the newer columns (their rows stay NULL)."""
