@@ -308,6 +308,8 @@ def search(
         out.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold]  score {hit.score:.4f}{ocr}", highlight=False)
         snippet = " ".join(hit.text.split())
         out.print(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}", highlight=False)
+    if response.notice:
+        err.print(f"[yellow]{escape(response.notice)}[/yellow]", highlight=False)
     err.print(
         f"{len(response.hits)} passages in {response.seconds:.2f} s ({response.profile} profile)", highlight=False
     )

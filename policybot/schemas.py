@@ -149,6 +149,7 @@ class SearchResponse(BaseModel):
     embedding_model: str
     hits: list[SearchHit]
     seconds: float
+    notice: str | None = Field(None, description="Something the user should know (e.g. searched by words only)")
 
 
 class Status(BaseModel):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from policybot.answer.conversation import History, as_turns
-from policybot.answer.pipeline import AnswerPipeline
+from policybot.answer.pipeline import WORDS_ONLY, AnswerPipeline
 from policybot.answer.retrieval import search_hits
 from policybot.components import Components
 from policybot.errors import AlreadyDeleted, PolicyBotError
@@ -212,4 +212,5 @@ class PolicyBot:
             embedding_model=c.profile.profile.embedding.hf_id,
             hits=search_hits(fused, rows, scope),
             seconds=round(time.perf_counter() - started, 3),
+            notice=WORDS_ONLY.format(why=c.retriever.words_only) if c.retriever.words_only else None,
         )

@@ -92,3 +92,24 @@ def test_two_libraries_on_one_server_keep_their_own_documents(tmp_path, chroma_s
     again = PolicyBot(make_settings(tmp_path / "first", chroma_url=chroma_server))
     assert again.components.index.store.count() == first.components.index.store.count()
     assert (tmp_path / "first" / "library-id").read_text() != (tmp_path / "second" / "library-id").read_text()
+
+
+def test_with_the_server_down_questions_are_answered_by_words_with_a_note(tmp_path, chroma_server):
+    """A library on a Chroma server that then stops: search and ask still answer from the local
+    BM25 index, saying so in one line; ingesting says which server to start; nothing crashes."""
+    home = tmp_path / "home"
+    policy = pdfs.sample_policy(tmp_path / "acme-home.pdf")
+    assert not PolicyBot(make_settings(home, chroma_url=chroma_server)).ingest([policy]).failed
+    down = make_settings(home, chroma_url=f"http://127.0.0.1:{_free_port()}", llm_mode="off")
+    bot = PolicyBot(down)
+    response = bot.search("What does Insured Person mean?", k=3)
+    assert response.hits and response.hits[0].section.endswith("1.1 Insured Person")
+    assert response.hits[0].dense_rank is None and response.hits[0].lexical_rank == 1
+    assert response.notice and response.notice.startswith("Searched by words only, not by meaning: the Chroma server")
+    assert "unset POLICYBOT_CHROMA_URL" in response.notice and "\n" not in response.notice
+    answer = bot.ask("What does Insured Person mean?", use_llm=False)
+    assert answer.shown_citations and answer.notice and "Searched by words only" in answer.notice
+    outcome = bot.ingest([pdfs.simple_pdf(tmp_path / "b.pdf", ["Boats are covered in a marina."])]).outcomes[0]
+    assert outcome.status == "failed" and "cannot be reached" in outcome.message and "\n" not in outcome.message
+    back = PolicyBot(make_settings(home, chroma_url=chroma_server))  # the server is back: by meaning again
+    assert back.search("What does Insured Person mean?", k=3).notice is None

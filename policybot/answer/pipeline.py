@@ -58,6 +58,10 @@ RANKING_DEPTH = 20
 PREVIEW_PASSAGES = 5
 
 
+# Said with an answer found without the vector store (a Chroma server that is down).
+WORDS_ONLY = "Searched by words only, not by meaning: {why}."
+
+
 @dataclass
 class AnswerParts:
     """What the pipeline is built from; ``Components`` makes these once per process and settings."""
@@ -140,6 +144,9 @@ class AnswerPipeline:
             answer = self.extractive.run(draft, plan.standalone, sources, named=[n.doc.name for n in named])
         else:
             answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
+        words_only = self.parts.retriever.words_only
+        if words_only:  # the vector server is down: the answer still comes, from a search by words
+            answer.notice = " ".join(filter(None, [answer.notice, WORDS_ONLY.format(why=words_only)]))
         yield AnswerEvent(renumbered(self.earlier.run(answer)))
 
     # --- stages -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ made it (``ListKey``), so weights are chosen by meaning, never by parsing list n
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
@@ -20,9 +21,12 @@ from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.query import clause_references, section_matches, split_item
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
+from policybot.errors import IndexUnavailable
 from policybot.models.embeddings import Embedder
 from policybot.schemas import SearchHit
 from policybot.store.index import DocumentIndex
+
+log = logging.getLogger(__name__)
 
 Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
 K = TypeVar("K", bound=Hashable)  # what names a ranked list
@@ -41,15 +45,29 @@ RankedLists = dict[ListKey, Ranked]
 
 
 class DenseRetriever:
-    """Nearest chunks by cosine similarity of sentence embeddings."""
+    """Nearest chunks by cosine similarity of sentence embeddings.
+
+    When the vector store is a server that cannot be reached, the list is empty and
+    ``unavailable`` says why: the search goes on by words (BM25 is local) and the answer says so."""
 
     def __init__(self, index: DocumentIndex, embedder: Embedder) -> None:
         self.index = index
         self.embedder = embedder
+        self.unavailable: str | None = None
 
     def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
         vector = self.embedder.embed_query(query)
-        return self.index.nearest(vector, k, doc_ids)
+        try:
+            found = self.index.nearest(vector, k, doc_ids)
+        except IndexUnavailable as exc:
+            if not self.index.settings.chroma_url:
+                raise
+            if self.unavailable is None:
+                log.warning("searching by words only: %s", exc)
+            self.unavailable = str(exc)
+            return []
+        self.unavailable = None
+        return found
 
 
 class LexicalRetriever:
@@ -224,6 +242,11 @@ class HybridRetriever:
         if favoured:
             lists[ListKey("plain", query_index)] = plain
         return lists
+
+    @property
+    def words_only(self) -> str | None:
+        """Why the last search could not use the vector store (None: it could)."""
+        return self.dense.unavailable
 
     def _favour(self, ranked: Ranked, named: set[str]) -> Ranked:
         """A named document's passages moved up by ``named_boost`` standard deviations of this

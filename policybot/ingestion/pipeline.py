@@ -25,7 +25,7 @@ import numpy as np
 
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
-from policybot.errors import DiskFull, IngestError, is_disk_full
+from policybot.errors import DiskFull, IngestError, PolicyBotError, is_disk_full
 from policybot.events import Progress, ProgressFn
 from policybot.ingestion.chunking import Chunker
 from policybot.ingestion.describe import EditionFinder, ProbeScorer, Summariser, effective_from
@@ -265,6 +265,11 @@ class IngestPipeline:
                 log.warning("ingesting %s failed: %s", path, full)
                 outcome = IngestOutcome(
                     file=str(path), name=name, status="failed", error_kind="disk_full", message=f"{name}: {full}"
+                )
+            elif isinstance(exc, PolicyBotError):  # said in one line already (e.g. a vector server that is down)
+                log.warning("ingesting %s failed: %s", path, exc)
+                outcome = IngestOutcome(
+                    file=str(path), name=name, status="failed", error_kind="index", message=f"{name}: {exc}"
                 )
             else:
                 log.exception("ingesting %s failed", path)

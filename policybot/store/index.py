@@ -190,6 +190,15 @@ class VectorStore:
         # so its marker stays and the next start rebuilds the store.
         marker.unlink(missing_ok=True)
 
+    def _unreachable(self, exc: Exception) -> Exception:
+        """A Chroma server that cannot be reached, said in one line with the fix; other errors as they are."""
+        if not self.settings.chroma_url or isinstance(exc, IndexUnavailable):
+            return exc
+        return IndexUnavailable(
+            f"the Chroma server at {self.settings.chroma_url} cannot be reached ({str(exc).splitlines()[0][:120]}); "
+            "start it, or unset POLICYBOT_CHROMA_URL to use the library's own store"
+        )
+
     def saw(self, generation: int) -> None:
         """This process wrote the store at ``generation``: its client shows it already."""
         with _CLIENTS_LOCK:
@@ -218,15 +227,17 @@ class VectorStore:
         epoch = _EPOCHS.get(_client_key(self.settings), 0)
         if self._collection is None or self._epoch != epoch:
             self._collection, self._epoch = None, epoch
-            client = chroma_client(self.settings)
             # The registry and BM25 files keep the plain name; only the server's copy is qualified.
             remote = server_collection_name(self.model, self.settings.home) if self.settings.chroma_url else self.name
-            col = client.get_or_create_collection(
-                remote,
-                embedding_function=ChromaEmbeddings(self.embedder),
-                configuration={"hnsw": {"space": "cosine"}},
-                metadata={"embedding_model": self.model.hf_id},
-            )
+            try:
+                col = chroma_client(self.settings).get_or_create_collection(
+                    remote,
+                    embedding_function=ChromaEmbeddings(self.embedder),
+                    configuration={"hnsw": {"space": "cosine"}},
+                    metadata={"embedding_model": self.model.hf_id},
+                )
+            except Exception as exc:
+                raise self._unreachable(exc) from exc
             bound = (col.metadata or {}).get("embedding_model")
             if bound and bound != self.model.hf_id:
                 raise IndexUnavailable(f"collection {self.name} holds vectors of {bound}, not {self.model.hf_id}")
@@ -282,9 +293,9 @@ class VectorStore:
             return []
         try:
             return self._query(vector, k, doc_ids, library_docs)
-        except Exception:
+        except Exception as exc:
             if self._epoch == _EPOCHS.get(_client_key(self.settings), 0):
-                raise
+                raise self._unreachable(exc) from exc
             return self._query(vector, k, doc_ids, library_docs)  # reopened meanwhile by another thread
 
     def _query(
