@@ -83,3 +83,15 @@ def test_unsupported_sentences_are_taken_out_and_the_rest_kept(checker, sources)
     assert "$2.50" not in kept
     assert kept.startswith("Within 60 days") and kept.endswith("is not covered [4].")
     assert "\n\n\n" not in kept
+
+
+def test_a_page_named_in_words_is_checked_like_a_citation(checker, sources):
+    """Issue 23: "…the claim is covered [page 99]." names a page nothing cited is on."""
+    planted = 'You must "send us a proof of loss" within 60 days after the loss [page 99].'
+    assert verdicts(checker, planted, sources) == [(planted, False)]
+    wrong_page = 'You must "send us a proof of loss" within 60 days after the loss, see page 7 [1].'
+    assert verdicts(checker, wrong_page, sources) == [(wrong_page, False)]
+    right_page = 'You must "send us a proof of loss" within 60 days after the loss (p. 1) [1].'
+    assert verdicts(checker, right_page, sources) == [(right_page, True)]
+    assert verdicts(checker, "See page 99.", sources) == [("See page 99.", False)]  # short, still checked
+    assert verdicts(checker, "See pp. 3-4 [3] [4].", sources) == [("See pp. 3-4 [3] [4].", None)]  # right pages

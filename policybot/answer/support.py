@@ -11,6 +11,9 @@ backed by one passage it cites (its own markers, else its paragraph's):
 - it shares a run of at least six consecutive words with the passage, or
 - most of its content words (stemmed) are in the passage, and every number in it is too.
 
+A page named in plain words ("see page 99", "[p. 12]") is checked like a citation: it must be a
+page of a passage the sentence cites, however short the sentence.
+
 A sentence with fewer content words ("Yes.", "It depends:") asks nothing of the sources. The
 writer then shows only what is backed: an answer with unbacked sentences loses them, and an
 answer with nothing backed is replaced by the extractive answer (``writers.LLMWriter``).
@@ -32,6 +35,7 @@ MIN_CONTENT_WORDS = 3
 MIN_COVERAGE = 0.6
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{8,600})[\"”]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PAGE_REF = re.compile(r"\b(?:pages?|pp?\.)\s*(\d{1,4})(?:\s*[-–]\s*(\d{1,4}))?", re.IGNORECASE)
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")  # "1. " or "- " opening a list item
 
 
@@ -92,8 +96,14 @@ class SupportChecker:
         self, start: int, end: int, sentence: str, cited: tuple[int, ...], citations: list[Citation]
     ) -> SentenceCheck:
         plain = _LIST_MARK.sub("", MARKER.sub(" ", sentence))
-        content = set(self.tokenizer(plain))
         passages = [citations[k - 1] for k in cited if 1 <= k <= len(citations)]
+        pages = _pages_named(plain)
+        if pages and not passages:
+            return SentenceCheck(start, end, sentence, cited, False, "names a page but cites no source")
+        if any(not any(p.page_start <= page <= p.page_end for p in passages) for page in pages):
+            return SentenceCheck(start, end, sentence, cited, False, "names a page its sources are not on")
+        plain = _PAGE_REF.sub(" ", plain)  # checked: a page number is not a number the passage must hold
+        content = set(self.tokenizer(plain))
         if len(content) < MIN_CONTENT_WORDS:
             return SentenceCheck(start, end, sentence, cited, None, "says nothing to check")
         if not passages:
@@ -113,6 +123,11 @@ class SupportChecker:
             if len(held) >= MIN_COVERAGE * len(content) and numbers <= set(_NUMBER.findall(p.text)):
                 return SentenceCheck(start, end, sentence, cited, True, "its words and numbers are in its source")
         return SentenceCheck(start, end, sentence, cited, False, "not in the sources it cites")
+
+
+def _pages_named(text: str) -> list[int]:
+    """The pages a sentence names in words: "page 12", "p. 12", "pp. 4-5" (both ends)."""
+    return [int(n) for m in _PAGE_REF.finditer(text) for n in m.groups() if n]
 
 
 def _markers(text: str) -> tuple[int, ...]:
