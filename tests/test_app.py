@@ -409,6 +409,21 @@ def test_kiosk_hides_admin_until_the_right_pin(monkeypatch, sample_home):
     assert at.sidebar.text_input(key="pin").value == ""  # the PIN is not left filled in
 
 
+def test_no_url_or_query_parameter_unlocks_a_kiosk(monkeypatch, sample_home):
+    """Issue 23: the admin unlocks only by the PIN box. Query parameters that name the state, and
+    opening the Library page by its URL, leave uploads, deletes and settings hidden."""
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321")
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    for key, value in {"unlocked": "true", "pin": "4321", "admin": "1", "kiosk": "0", "unlock": "true"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    assert at.session_state["unlocked"] is False
+    assert "Settings" not in sidebar_view(at)["expanders"]
+    library = library_view(at)  # the Library page, as its URL opens it
+    assert library["uploaders"] == [] and "Delete a document" not in library["expanders"]
+
+
 def test_kiosk_without_pin_cannot_be_unlocked(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1")
     at = start()

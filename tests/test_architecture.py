@@ -50,6 +50,7 @@ ALLOWED = {
     "evaluation": {"core", "models", "store", "answer", "service", "components"},
     "warmup": set(),
     "startup": set(),
+    "deploy": set(),
     **{word: VOCABULARY for word in VOCABULARY},
 }
 # The answering pipeline, in the order a question goes through it.

