@@ -116,8 +116,10 @@ install-offline:
 	$(BIN)/pip install $(PIP_FLAGS) --no-index --find-links "$(BUNDLE)/wheels" "$(TORCH_SPEC)"
 	$(BIN)/pip install $(PIP_FLAGS) --no-index --find-links "$(BUNDLE)/wheels" -e ".[$(BUNDLE_EXTRAS)]"
 	@if ! command -v tesseract >/dev/null 2>&1 && ls "$(BUNDLE)"/debs/*.deb >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then dpkg -i "$(BUNDLE)"/debs/*.deb >/dev/null || echo "note: dpkg could not install Tesseract"; \
-		else echo "note: to read scanned PDFs, as root: dpkg -i $(BUNDLE)/debs/*.deb"; fi; \
+		if [ "$$(id -u)" = 0 ]; then \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-download $$(realpath "$(BUNDLE)"/debs/*.deb) >/dev/null \
+				|| echo "note: apt-get could not install Tesseract from the bundle"; \
+		else echo "note: to read scanned PDFs, as root: apt-get install --no-download $$(realpath $(BUNDLE))/debs/*.deb"; fi; \
 	fi
 	touch $(VENV)/.installed-app
 	HF_HUB_OFFLINE=1 $(BIN)/policybot doctor || true

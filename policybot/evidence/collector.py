@@ -19,6 +19,9 @@ from policybot.settings import EvidenceSettings
 # Plain words for whoever reads the table (and its export); how to start a language model is for
 # Status, `policybot doctor` and the CLI, never for the table.
 PLANNER_NOTICE = "Collected by fixed rules from your documents; no language model was used."
+FALLBACK_NOTICE = (
+    "The language model found nothing on this issue, so these were collected by fixed rules from your documents."
+)
 
 
 class EvidenceCollector:
@@ -39,6 +42,14 @@ class EvidenceCollector:
             trace.append(step)
             yield EvidenceStepEvent(step)
         stopped = _why_stopped(mode, trace, table, s)
+        notice = PLANNER_NOTICE if mode == "planner" else None
+        finished = bool(trace) and trace[-1].action == "Finish"
+        if mode == "react" and not table.rows and not finished:  # a confused model costs nothing: the rules take over
+            for step in self._steps("planner", issue, table, usage, None):
+                step = step.model_copy(update={"step": len(trace) + 1})
+                trace.append(step)
+                yield EvidenceStepEvent(step)
+            stopped, notice = f"{stopped}; then {_why_stopped('planner', trace, table, s)}", FALLBACK_NOTICE
         yield EvidenceDoneEvent(
             EvidenceReport(
                 issue=issue,
@@ -49,7 +60,7 @@ class EvidenceCollector:
                 stopped=stopped,
                 llm=usage.cost(),
                 llm_model=self.llm.name if self.llm is not None and mode == "react" else None,
-                notice=PLANNER_NOTICE if mode == "planner" else None,
+                notice=notice,
                 seconds=round(time.perf_counter() - started, 3),
             )
         )
