@@ -154,6 +154,7 @@ def evidence_table(report: EvidenceReport) -> int | None:
     """The table (cells are plain text in the grid); returns the selected row's number."""
     records = evidence_records(report)
     data = {column: [r[field] for r in records] for column, field in EVIDENCE_TABLE.items()}
+    data["document"] = [context().shown_name(str(name)) for name in data["document"]]  # titles, as everywhere
     config = {
         "#": st.column_config.NumberColumn(width="small"),
         "quote": st.column_config.TextColumn(width="large"),

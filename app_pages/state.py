@@ -36,13 +36,16 @@ class PageContext:
     can_edit: bool  # not a locked kiosk: the library and the settings may change
     llm_notice: str | None  # why answers are extractive, when no LLM runs
 
+    def shown_name(self, name: str) -> str:
+        """A document as a person reads it: its title (the file name only for editions that share one)."""
+        shared = self.listing.shared_titles()
+        doc = next((d for d in self.listing.documents if d.name == name), None)
+        return doc.title if doc is not None and doc.title and doc.title not in shared else name
+
     @property
     def scope_titles(self) -> str:
-        """The searched documents as a person reads them: titles (file names only for editions that
-        share a title)."""
-        shared = self.listing.shared_titles()
-        titles = {d.name: d.title if d.title and d.title not in shared else d.name for d in self.listing.documents}
-        return "; ".join(titles.get(name, name) for name in self.scope)
+        """The searched documents as a person reads them."""
+        return "; ".join(self.shown_name(name) for name in self.scope)
 
 
 @st.cache_resource(show_spinner=False)
