@@ -150,3 +150,34 @@ def test_upload_names_are_reduced_to_safe_base_names():
         assert safe_upload_name(raw) == expected, raw
     long = safe_upload_name("a" * 300 + ".pdf")
     assert len(long) == MAX_NAME_CHARS and long.endswith(".pdf")
+
+
+# --- tables only where a page can hold one (issue 24) ------------------------------------------------
+
+
+def test_find_tables_runs_only_where_the_drawings_could_make_a_grid(tmp_path, policy_pdf):
+    import pymupdf
+
+    from policybot.ingestion.pdf import could_hold_table
+
+    with pymupdf.open(policy_pdf) as doc:
+        grids = [could_hold_table(page) for page in doc]
+        with_table = [p.number for p in doc if [t for t in p.find_tables().tables if t.row_count >= 2]]
+    assert with_table and all(grids[n] for n in with_table)  # the page with the table is tested
+    assert grids.count(False) >= 1  # text pages skip find_tables
+
+    doc = pymupdf.open()
+    framed = doc.new_page()
+    framed.draw_rect(framed.rect + (20, 20, -20, -20))  # a frame around the page, and one rule
+    framed.draw_line((72, 400), (500, 400))
+    framed.insert_text((72, 100), "Section 1 Cover. We pay for loss or damage.")
+    filled = doc.new_page()
+    for row in range(3):
+        for col in range(3):  # a grid of filled cells, no stroked lines
+            filled.draw_rect(
+                pymupdf.Rect(72 + col * 100, 100 + row * 20, 170 + col * 100, 118 + row * 20),
+                fill=(0.9, 0.9, 0.9),
+                color=None,
+            )
+    assert not could_hold_table(doc[0])  # a frame and a rule make no grid
+    assert could_hold_table(doc[1])

@@ -104,9 +104,37 @@ def _span_is_bold(span: dict) -> bool:
     return bool(span.get("flags", 0) & 16) or "bold" in str(span.get("font", "")).lower()
 
 
+# PyMuPDF's find_tables (its "lines" strategy) builds a grid from the page's vector lines and
+# rectangle sides of at least EDGE_MIN_LENGTH points: a table of two rows and two columns needs at
+# least three horizontal and three vertical edges. A page with fewer cannot hold one.
+EDGE_MIN_LENGTH = 3.0
+MIN_GRID_EDGES = 3
+
+
+def could_hold_table(page: pymupdf.Page) -> bool:
+    """Whether the page's drawings hold enough horizontal and vertical edges for find_tables to
+    find a table (a cheap test: find_tables costs about 0.2 s a page, this a few milliseconds)."""
+    across = down = 0
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (x0, y0), (x1, y1) = item[1], item[2]
+                if abs(y0 - y1) <= 1 and abs(x1 - x0) >= EDGE_MIN_LENGTH:
+                    across += 1
+                elif abs(x0 - x1) <= 1 and abs(y1 - y0) >= EDGE_MIN_LENGTH:
+                    down += 1
+            elif item[0] in ("re", "qu"):
+                box = pymupdf.Rect(item[1]) if item[0] == "re" else pymupdf.Quad(item[1]).rect
+                across += 2 if box.width >= EDGE_MIN_LENGTH else 0
+                down += 2 if box.height >= EDGE_MIN_LENGTH else 0
+            if across >= MIN_GRID_EDGES and down >= MIN_GRID_EDGES:
+                return True
+    return False
+
+
 def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[list[Line], int]:
     tables = []
-    if detect_tables:
+    if detect_tables and could_hold_table(page):
         try:
             found = page.find_tables()
             # A frame around the page is not a table: demand a real grid.
