@@ -114,3 +114,32 @@ def test_a_full_disk_is_said_in_one_line_and_the_library_recovers(small_disk):
     assert again.status == "ingested", again.message
     answer = PolicyBot(settings).ask("How much is the escape of water deductible?", use_llm=False)
     assert answer.shown_citations and not answer.refused
+
+
+def test_chunks_are_embedded_longest_first_and_come_back_in_their_order(bot: PolicyBot):
+    """Issue 24: texts of about one length share a batch (little padding); each vector is its chunk's."""
+    from policybot.core.rows import ChunkRow
+    from policybot.ingestion.pipeline import EmbedStage
+
+    texts = [("word " * n).strip() + f" clause {n}" for n in (3, 120, 7, 60, 1, 200, 15, 90)]
+    rows = [ChunkRow(f"d:{i:05d}", "d", i, t, t, "s", 1, 1, "text") for i, t in enumerate(texts)]
+    embedder = bot.components.embedder
+    seen: list[list[str]] = []
+    real = embedder.embed
+
+    def spy(batch):
+        seen.append(list(batch))
+        return real(batch)
+
+    stage = EmbedStage(embedder, batch_size=1)
+    stage.step = 3  # three texts a step, so the order across steps shows
+    embedder.embed = spy
+    try:
+        vectors = stage.run(rows, "d.pdf", lambda event: None)
+    finally:
+        del embedder.embed
+    lengths = [len(t) for batch in seen for t in batch]
+    assert lengths == sorted(lengths, reverse=True)
+    expected = real(texts)
+    assert vectors.shape == expected.shape
+    assert all(float(vectors[i] @ expected[i]) > 0.9999 for i in range(len(texts)))

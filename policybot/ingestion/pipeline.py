@@ -156,7 +156,11 @@ class ChunkStage:
 
 
 class EmbedStage:
-    """The chunks' index texts embedded in steps, reporting after each."""
+    """The chunks' index texts embedded in steps, reporting after each.
+
+    The texts go to the model longest first, so each batch holds texts of about one length and
+    pads little (the model sorts within one call; the steps are what lets progress be reported);
+    the vectors come back in the chunks' order."""
 
     def __init__(self, embedder: Embedder, batch_size: int) -> None:
         self.embedder = embedder
@@ -164,11 +168,13 @@ class EmbedStage:
 
     def run(self, rows: list[ChunkRow], name: str, progress: ProgressFn) -> np.ndarray:
         texts = [r.index_text for r in rows]
-        parts = []
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
         for start in range(0, len(texts), self.step):
-            parts.append(self.embedder.embed(texts[start : start + self.step]))
+            chosen = order[start : start + self.step]
+            vectors[chosen] = self.embedder.embed([texts[i] for i in chosen])
             progress(Progress(name, "embed", min(start + self.step, len(texts)), len(texts)))
-        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        return vectors
 
 
 class StoreStage:
