@@ -108,7 +108,11 @@ class Settings(BaseSettings):
         "downloaded. Off by default: nothing leaves the machine unless asked.",
     )
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    embed_batch_size: int = Field(32, ge=1)
+    # Measured on the 2-core machine (eval/decisions/2026-11-26-table-gate.md): MiniLM embeds the
+    # FEMA form's 117 chunks at 52.8 chunks/s in batches of 8, 41.2 in batches of 32; a GPU wants large batches.
+    embed_batch_size: int | None = Field(
+        None, ge=1, description="Texts per embedding batch (default: 8 on a CPU, 32 on a GPU)."
+    )
     cpu_threads: int | None = Field(
         None,
         ge=1,

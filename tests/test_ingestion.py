@@ -131,8 +131,7 @@ def test_chunks_are_embedded_longest_first_and_come_back_in_their_order(bot: Pol
         seen.append(list(batch))
         return real(batch)
 
-    stage = EmbedStage(embedder, batch_size=1)
-    stage.step = 3  # three texts a step, so the order across steps shows
+    stage = EmbedStage(embedder, step=3)  # three texts a step, so the order across steps shows
     embedder.embed = spy
     try:
         vectors = stage.run(rows, "d.pdf", lambda event: None)

