@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policybot.models.profiles import Profile, local_model_path
@@ -19,6 +21,8 @@ def run_checks(bot: PolicyBot, repair: bool = False, ollama_client: Any = None) 
     resolved = bot.components.profile
     checks = _model_checks(bot.settings, resolved.profile)
     checks.append(_index_check(bot, repair))
+    if not bot.settings.chroma_url:
+        checks.append(_set_aside_check(bot.settings.home, repair))
     checks.append(_documents_check(bot))
     checks.append(_ocr_check(bot))
     checks += _ollama_checks(bot.settings, resolved.profile, ollama_client)
@@ -151,6 +155,27 @@ def _ollama_checks(settings: Settings, profile: Profile, client: Any) -> list[Ch
             )
         )
     return checks
+
+
+def _set_aside_check(home: Path, repair: bool) -> Check:
+    """Vector stores set aside after an interrupted write (the library was rebuilt from the registry
+    without them). They are kept for inspection and take disk space, which matters most when a full
+    disk was what interrupted the write."""
+    aside = sorted(home.glob("chroma.interrupted-*"))
+    if repair:
+        for folder in aside:
+            shutil.rmtree(folder, ignore_errors=True)
+        return Check(name="set-aside stores", ok=True, required=False, detail=f"{len(aside)} removed")
+    if not aside:
+        return Check(name="set-aside stores", ok=True, required=False, detail="none")
+    size = sum(f.stat().st_size for folder in aside for f in folder.rglob("*") if f.is_file()) / 1e6
+    return Check(
+        name="set-aside stores",
+        ok=False,
+        required=False,
+        detail=f"{len(aside)} vector store(s) set aside after an interrupted write ({size:.1f} MB), no longer used",
+        fix="policybot doctor --repair removes them",
+    )
 
 
 def _index_check(bot: PolicyBot, repair: bool) -> Check:

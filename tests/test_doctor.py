@@ -227,3 +227,17 @@ def test_a_kiosk_without_an_admin_pin_is_told_how_to_set_one(tmp_path):
     assert "4321" not in check(locked, "kiosk admin PIN").detail
     plain = run_checks(PolicyBot(make_settings(tmp_path / "home")), ollama_client=FakeOllama())
     assert not [c for c in plain.checks if c.name == "kiosk admin PIN"]
+
+
+def test_stores_set_aside_after_an_interrupted_write_are_reported_and_removed_on_repair(tmp_path):
+    """A full disk interrupts a write: the store is set aside and rebuilt; the old copy is space to free."""
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    aside = tmp_path / "home" / "chroma.interrupted-1795666609"
+    (aside / "seg").mkdir(parents=True)
+    (aside / "seg" / "data_level0.bin").write_bytes(b"\0" * 300_000)
+    found = check(run_checks(bot, ollama_client=FakeOllama(["gemma3n:e4b"])), "set-aside stores")
+    assert not found.ok and not found.required and "1 vector store(s) set aside" in found.detail
+    assert "0.3 MB" in found.detail and found.fix == "policybot doctor --repair removes them"
+    repaired = check(run_checks(bot, repair=True, ollama_client=FakeOllama(["gemma3n:e4b"])), "set-aside stores")
+    assert repaired.detail == "1 removed" and not aside.exists()
+    assert check(run_checks(bot, ollama_client=FakeOllama(["gemma3n:e4b"])), "set-aside stores").ok
