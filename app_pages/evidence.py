@@ -7,7 +7,7 @@ import time
 
 import streamlit as st
 
-from app_pages.sources import render_citation
+from app_pages.sources import render_citation, same_text_labels
 from app_pages.state import PageContext, clear_evidence, context, key
 from policybot.display.export import evidence_csv, evidence_markdown, evidence_records
 from policybot.display.markup import escape_markdown, literal_html
@@ -155,6 +155,7 @@ def evidence_table(report: EvidenceReport) -> int | None:
     records = evidence_records(report)
     data = {column: [r[field] for r in records] for column, field in EVIDENCE_TABLE.items()}
     data["document"] = [context().shown_name(str(name)) for name in data["document"]]  # titles, as everywhere
+    data["same text in"] = ["; ".join(same_text_labels(r.citation.same_text_in)) for r in report.rows]
     config = {
         "#": st.column_config.NumberColumn(width="small"),
         "quote": st.column_config.TextColumn(width="large"),
@@ -175,7 +176,7 @@ def evidence_table(report: EvidenceReport) -> int | None:
 def evidence_title(row: EvidenceRow) -> str:
     c = row.citation
     mark = "✓ verified" if c.verified else "⚠ unverified"
-    same = f" · same text in: {'; '.join(c.same_text_in)}" if c.same_text_in else ""
+    same = f" · same text in: {'; '.join(same_text_labels(c.same_text_in))}" if c.same_text_in else ""
     return escape_markdown(f"[{row.n}] {c.label} · {row.role} · {mark}{same}")
 
 

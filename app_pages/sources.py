@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.state import context
 from app_pages.state import key as state_key
 from policybot.display.markup import escape_markdown, highlight_html
 from policybot.errors import PolicyBotError
@@ -27,10 +28,19 @@ def citation_title(
     if c.referenced_by and (shown is None or c.referenced_by[0] <= shown):  # never a number with no panel
         parts.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
     if c.same_text_in:
-        parts.append(f"same text in: {'; '.join(c.same_text_in)}")
+        parts.append(f"same text in: {'; '.join(same_text_labels(c.same_text_in))}")
     if c.ocr_confidence is not None:
         parts.append(f"OCR {c.ocr_confidence:.0f}%")
     return escape_markdown(" · ".join(parts))
+
+
+def same_text_labels(labels: list[str]) -> list[str]:
+    """ "nfip-sfip-rcbap.pdf, p.17" as a person reads it: "NFIP … RCBAP, p.17" (the title)."""
+    shown = []
+    for label in labels:
+        name, _, pages = label.rpartition(", ")
+        shown.append(f"{context().shown_name(name)}, {pages}" if name else label)
+    return shown
 
 
 def ocr_note(c: Citation, floor: float) -> None:

@@ -934,3 +934,21 @@ def test_editions_are_confirmed_in_the_library_and_questions_follow_the_date(mon
     assert without_role(shown(first.label)).startswith(f"[1] {old.name}") and "$500" in plain_text(
         " ".join(m.value for m in first.markdown)
     )
+
+
+def test_same_text_in_another_document_is_named_by_its_title(monkeypatch, tmp_path):
+    """Issue 23: a person reads titles; "same text in: general.pdf, p.1" becomes the form's title."""
+    clause = (
+        "Within 60 days after the loss, send us a proof of loss, which is your statement of the amount you are "
+        "claiming under the policy signed and sworn to by you."
+    )
+    dwelling = pdfs.simple_pdf(tmp_path / "dwelling.pdf", [clause], heading="Dwelling Form Flood Policy")
+    general = pdfs.simple_pdf(tmp_path / "general.pdf", [clause], heading="General Property Form Flood Policy")
+    home = small_home(tmp_path, dwelling, general)
+    use_home(monkeypatch, home, POLICYBOT_KIOSK="1")
+    at = ask(start(), "How long do I have to send a proof of loss?")
+    labels = [shown(e.label) for e in messages(at, "assistant")[-1].expander]
+    same = [label for label in labels if "same text in:" in label]
+    assert same, labels
+    assert all(".pdf" not in label for label in labels), labels
+    assert any("Form Flood Policy, p.1" in label.split("same text in:")[1] for label in same), same
