@@ -52,7 +52,7 @@ def main() -> None:
     status = bot.status()
     if not settings.kiosk or session.unlocked:  # a visitor sees no machine details
         sidebar.status_box(status, listing)
-    chosen = sidebar.scope_box(listing)
+    chosen = sidebar.scope_box(listing, visitor=not can_edit)
     as_of = session.get(state.key("as_of"))
     options = (sidebar.settings_box(bot, status) if can_edit else AskOptions()).merged(
         docs=chosen, as_of=as_of if as_of != date.today() else None

@@ -35,21 +35,23 @@ def status_box(status: Status, listing: DocumentList) -> None:
         st.markdown(f"**Index:** {len(listing.documents)} documents, {chunks} passages")
 
 
-def scope_box(listing: DocumentList) -> list[str] | None:
+def scope_box(listing: DocumentList, visitor: bool = False) -> list[str] | None:
     """The documents a question searches, and (when the library has editions) the day whose
     editions are in force. Returns the chosen documents, or None for "the editions in force"
-    (the library picks them for the date asked)."""
+    (the library picks them for the date asked). A kiosk visitor is offered the documents in
+    force only (the date still picks an older edition)."""
     docs = listing.documents
-    names = [d.name for d in docs]
     in_force = [d.name for d in docs if not d.superseded_by]
+    names = in_force if visitor else [d.name for d in docs]
     known = st.session_state.get("scope_library")
     if known != names:  # the library changed: keep the choice, add new documents (in force), drop deleted ones
         chosen = st.session_state.get(key("scope"), in_force)
         st.session_state[key("scope")] = [n for n in names if n in chosen or (n not in (known or []) and n in in_force)]
         st.session_state["scope_library"] = names
     help_text = "Which documents a question searches (superseded editions are left out unless chosen)."
-    shared = listing.shared_titles()
-    shown = {d.name: d.title if d.title and d.title not in shared else d.name for d in docs}  # editions: file names
+    offered = [d for d in docs if d.name in names]
+    titles = Counter(d.title for d in offered if d.title)
+    shown = {d.name: d.title if d.title and titles[d.title] == 1 else d.name for d in offered}  # editions: files
     scope = st.sidebar.multiselect("Search in", names, key=key("scope"), help=help_text, format_func=shown.__getitem__)
     families = Counter(d.edition_of for d in docs if d.edition_of and d.edition_status == "confirmed")
     if any(n > 1 for n in families.values()):

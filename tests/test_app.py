@@ -952,3 +952,18 @@ def test_same_text_in_another_document_is_named_by_its_title(monkeypatch, tmp_pa
     assert same, labels
     assert all(".pdf" not in label for label in labels), labels
     assert any("Form Flood Policy, p.1" in label.split("same text in:")[1] for label in same), same
+
+
+def test_a_kiosk_visitor_is_offered_the_documents_in_force_by_title(monkeypatch, tmp_path):
+    """Issue 23: visitors see only the titles of the documents in force, not superseded editions' files."""
+    from tests.test_editions import build_previous_edition
+
+    old = build_previous_edition(tmp_path)
+    home = small_home(tmp_path, old, SAMPLE_POLICY)
+    PolicyBot(make_settings(home)).library.confirm_edition(SAMPLE)
+    use_home(monkeypatch, home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321")
+    at = start()
+    [scope] = at.sidebar.multiselect
+    assert scope.options == ["HomeShield Household Policy"] and scope.value == [SAMPLE]
+    listed = [shown(c.value) for c in open_page(at, "library").main.caption]
+    assert "HomeShield Household Policy" in listed and not [c for c in listed if ".pdf" in c]
