@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 
 import streamlit as st
 
@@ -36,11 +37,14 @@ class PageContext:
     can_edit: bool  # not a locked kiosk: the library and the settings may change
     llm_notice: str | None  # why answers are extractive, when no LLM runs
 
+    @cached_property
+    def _shown_names(self) -> dict[str, str]:
+        shared = self.listing.shared_titles()
+        return {d.name: d.title if d.title and d.title not in shared else d.name for d in self.listing.documents}
+
     def shown_name(self, name: str) -> str:
         """A document as a person reads it: its title (the file name only for editions that share one)."""
-        shared = self.listing.shared_titles()
-        doc = next((d for d in self.listing.documents if d.name == name), None)
-        return doc.title if doc is not None and doc.title and doc.title not in shared else name
+        return self._shown_names.get(name, name)
 
     @property
     def scope_titles(self) -> str:
@@ -139,7 +143,7 @@ def lock_admin(reason: str | None) -> None:
         st.session_state.notice = reason
 
 
-def idle_seconds(settings: Settings, now: float | None = None) -> float:
+def idle_seconds(now: float | None = None) -> float:
     """How long this session has been idle: since the visitor's last action, or since the last
     reset (a reset is not an action, and a page nobody touched is reset once, not again and again)."""
     state = st.session_state
@@ -156,7 +160,7 @@ def kiosk_guard(settings: Settings) -> bool:
     state = st.session_state
     now = time.time()
     idle_s = settings.kiosk_idle_minutes * 60
-    if idle_seconds(settings, now) > idle_s:
+    if idle_seconds(now) > idle_s:
         reset_for_next_visitor()
         return True
     reason = relock_reason(
@@ -217,7 +221,7 @@ def idle_watch(settings: Settings) -> None:
     def check() -> None:
         if kiosk_guard(settings):
             st.rerun(scope="app")
-        left = idle_s - idle_seconds(settings)
+        left = idle_s - idle_seconds()
         if left <= warn_s:
             box = st.container(border=True, key=key("countdown"))
             box.warning(f"Still there? This page clears for the next visitor in {max(0, round(left))} s.")
