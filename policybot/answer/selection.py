@@ -120,6 +120,16 @@ def _touches_quantity(text: str, tokens: list[tuple[str, int, int]], lo: int, hi
     return any(s < end and e > start for s, e in quantity_spans(text))
 
 
+def same_source(a: Passage, b: Passage) -> bool:
+    """Whether two passages may be shown as one source: other documents' copies of the same text
+    (never two editions nobody has confirmed, which may be the one in force and the one not)."""
+    return (
+        a.doc.doc_id != b.doc.doc_id
+        and not unconfirmed_editions(a.doc, b.doc)
+        and same_text(a.chunk.text, b.chunk.text)
+    )
+
+
 def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
     """Passages with near-identical passages of other documents folded into the best-ranked
     one (its ``siblings``), in rank order. Two editions of one policy that nobody has confirmed
@@ -127,14 +137,7 @@ def group_siblings(candidates: Sequence[Passage]) -> list[Passage]:
     kept: list[Passage] = []
     for c in candidates:
         twin = next(
-            (
-                k
-                for k in kept
-                if k.doc.doc_id != c.doc.doc_id
-                and c.doc.doc_id not in {s.doc.doc_id for s in k.siblings}
-                and not unconfirmed_editions(k.doc, c.doc)
-                and same_text(k.chunk.text, c.chunk.text)
-            ),
+            (k for k in kept if c.doc.doc_id not in {s.doc.doc_id for s in k.siblings} and same_source(k, c)),
             None,
         )
         if twin is None:

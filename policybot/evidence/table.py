@@ -8,8 +8,7 @@ from typing import Callable
 
 from policybot.answer.citations import locate_quote
 from policybot.answer.references import Glossary
-from policybot.answer.selection import same_text
-from policybot.core.editions import unconfirmed_editions
+from policybot.answer.selection import same_source
 from policybot.core.passages import Passage
 from policybot.core.roles import role_of
 from policybot.evidence.quotes import best_quote
@@ -36,13 +35,7 @@ class EvidenceTable:
         the LLM's line; without one, the row says what its role is and ``because`` of what."""
         if hit.chunk.chunk_id in self.chunks:
             return self._row_of(hit.chunk.chunk_id), False
-        twins = [
-            row
-            for row in self.rows
-            if (first := self.chunks[row.citation.chunk_id]).doc.doc_id != hit.doc.doc_id
-            and not unconfirmed_editions(first.doc, hit.doc)
-            and same_text(first.chunk.text, hit.chunk.text)
-        ]
+        twins = [row for row in self.rows if same_source(self.chunks[row.citation.chunk_id], hit)]
         if twins:  # overlapping chunks can all look alike: the one of the same section first
             row = next((r for r in twins if r.citation.section == hit.chunk.section), twins[0])
             self.chunks[hit.chunk.chunk_id] = hit
