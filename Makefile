@@ -18,6 +18,8 @@ $(BIN)/python:
 $(VENV)/.installed-app: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) "$(TORCH_SPEC)"
 	$(BIN)/pip install $(PIP_FLAGS) -e ".[app]"
+	HF_HUB_OFFLINE=1 $(BIN)/policybot models export-onnx \
+		|| echo "note: no ONNX export of the embedding model; PolicyBot runs on torch (slower to start)"
 	touch $@
 
 # The tests run the real small LLM too (SmolLM2 through llama-cpp-python): where no wheel fits,
@@ -123,5 +125,6 @@ install-offline:
 				|| echo "note: apt-get could not install Tesseract from the bundle"; \
 		else echo "note: to read scanned PDFs, as root: apt-get install --no-download $$(realpath $(BUNDLE))/debs/*.deb"; fi; \
 	fi
+	HF_HUB_OFFLINE=1 $(BIN)/policybot models export-onnx || echo "note: no ONNX export; the app starts on torch"
 	touch $(VENV)/.installed-app
 	HF_HUB_OFFLINE=1 $(BIN)/policybot doctor || true

@@ -162,7 +162,7 @@ class Components:
     def probe_scores_of(self, doc: DocumentRow) -> list[float]:
         """A document's off-topic probe scores: stored at ingestion; computed (and stored) here
         for documents indexed before they were kept, or with another probe bank."""
-        bank, model = probe_bank()[0], self.profile.profile.embedding.hf_id
+        bank, model = probe_bank()[0], self.profile.profile.embedding.vector_id
         key = f"probes:{doc.doc_id}:{bank}"
         cached = self._built.get(key)
         if cached is not None:
@@ -292,7 +292,7 @@ class Components:
             embedder=self.embedder,
             chunker=lambda: self.chunker,
             lock=self.library_lock,
-            embedding_model=self.profile.profile.embedding.hf_id,
+            embedding_model=self.profile.profile.embedding.vector_id,
             probe_vectors=lambda: self.probe_vectors,
             ocr=OcrPlan(engine, self.settings.ocr, "" if engine else self.ocr_fix()),
             llm=lambda: self.llm.get()[0],
@@ -302,4 +302,5 @@ class Components:
     @property
     def thresholds(self) -> Thresholds:
         profile = self.profile.profile
-        return Thresholds.of(self.settings, profile.embedding.name, profile.reranker.name if profile.reranker else None)
+        reranker = profile.reranker.name if profile.reranker else None
+        return Thresholds.of(self.settings, profile.embedding.base_name, reranker)

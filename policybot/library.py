@@ -16,7 +16,7 @@ from policybot.core.rows import DocumentRow
 from policybot.core.text import TITLE_NUMBER
 from policybot.display.page_images import cached_render
 from policybot.errors import AlreadyDeleted, PolicyBotError
-from policybot.models.profiles import EMBEDDING_MODELS, EmbeddingModel
+from policybot.models.profiles import EmbeddingModel, model_with_vector_id
 from policybot.schemas import DeleteReport, DocumentInfo, DocumentList
 from policybot.store.index import DocumentIndex
 
@@ -57,7 +57,7 @@ class Library:
             (mine if row.collection == current else others).append(info)
         return DocumentList(
             profile=c.profile.name,
-            embedding_model=c.profile.profile.embedding.hf_id,
+            embedding_model=c.profile.profile.embedding.vector_id,
             documents=mine,
             other_models=others,
         )
@@ -201,7 +201,7 @@ def document_info(row: DocumentRow, ocr_floor: float) -> DocumentInfo:
 
 def model_of(row: DocumentRow) -> EmbeddingModel:
     """The registered embedding model a document was indexed with."""
-    for model in EMBEDDING_MODELS.values():
-        if model.hf_id == row.embedding_model:
-            return model
+    model = model_with_vector_id(row.embedding_model)
+    if model is not None:
+        return model
     return EmbeddingModel(row.embedding_model, row.embedding_model, 512)

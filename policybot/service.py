@@ -209,7 +209,7 @@ class PolicyBot:
         return SearchResponse(
             query=query,
             profile=c.profile.name,
-            embedding_model=c.profile.profile.embedding.hf_id,
+            embedding_model=c.profile.profile.embedding.vector_id,
             hits=search_hits(fused, rows, scope),
             seconds=round(time.perf_counter() - started, 3),
             notice=WORDS_ONLY.format(why=c.retriever.words_only) if c.retriever.words_only else None,

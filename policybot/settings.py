@@ -113,6 +113,13 @@ class Settings(BaseSettings):
     embed_batch_size: int | None = Field(
         None, ge=1, description="Texts per embedding batch (default: 8 on a CPU, 32 on a GPU)."
     )
+    embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto",
+        description="What runs the embedding model. auto: its ONNX export (`policybot models export-onnx`) on a "
+        "CPU when there is one, which gives torch's vectors without loading torch; torch otherwise. onnx-int8: "
+        "the quantised export, about twice as fast to index, with vectors of its own (a separate index; "
+        "eval/decisions/2026-11-27-onnx-embedder.md).",
+    )
     cpu_threads: int | None = Field(
         None,
         ge=1,

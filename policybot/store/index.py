@@ -148,14 +148,14 @@ class ChromaEmbeddings(EmbeddingFunction[Documents]):
         return "policybot"
 
     def get_config(self) -> dict[str, Any]:
-        return {"model": self.embedder.model.hf_id}
+        return {"model": self.embedder.model.vector_id}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddings":
         from policybot.models.embeddings import get_embedder
-        from policybot.models.profiles import EMBEDDING_MODELS
+        from policybot.models.profiles import model_with_vector_id
 
-        model = next((m for m in EMBEDDING_MODELS.values() if m.hf_id == config.get("model")), None)
+        model = model_with_vector_id(str(config.get("model")))
         if model is None:
             raise IndexUnavailable(f"unknown embedding model in collection config: {config.get('model')}")
         return ChromaEmbeddings(get_embedder(model, Settings()))
@@ -234,13 +234,13 @@ class VectorStore:
                     remote,
                     embedding_function=ChromaEmbeddings(self.embedder),
                     configuration={"hnsw": {"space": "cosine"}},
-                    metadata={"embedding_model": self.model.hf_id},
+                    metadata={"embedding_model": self.model.vector_id},
                 )
             except Exception as exc:
                 raise self._unreachable(exc) from exc
             bound = (col.metadata or {}).get("embedding_model")
-            if bound and bound != self.model.hf_id:
-                raise IndexUnavailable(f"collection {self.name} holds vectors of {bound}, not {self.model.hf_id}")
+            if bound and bound != self.model.vector_id:
+                raise IndexUnavailable(f"collection {self.name} holds vectors of {bound}, not {self.model.vector_id}")
             self._collection = col
         return self._collection
 
