@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     contextual_header: bool = Field(
         True, description="Index each chunk with its document title and section path prepended."
     )
+    vector_header: bool = Field(
+        True,
+        description="Embed each chunk with its contextual header too (off: the vector reads the chunk alone, "
+        "BM25 still reads the header; eval/decisions/2026-11-27-onnx-embedder.md).",
+    )
     run_in_headings: bool = Field(
         False,
         description="Also take numbered Title Case titles run into their clause in body type ('2. Term. Unless…') "

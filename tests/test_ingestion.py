@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
+import numpy as np
 import pytest
 
 from policybot.errors import DiskFull, is_disk_full
@@ -142,3 +143,19 @@ def test_chunks_are_embedded_longest_first_and_come_back_in_their_order(bot: Pol
     expected = real(texts)
     assert vectors.shape == expected.shape
     assert all(float(vectors[i] @ expected[i]) > 0.9999 for i in range(len(texts)))
+
+
+@pytest.mark.parametrize("vector_header", [True, False])
+def test_the_vector_reads_the_header_only_when_asked(tmp_path, policy_pdf, vector_header):
+    from tests.conftest import make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", vector_header=vector_header))
+    bot.ingest([policy_pdf])
+    c = bot.components
+    stored = c.index.store.collection.get(include=["embeddings"], limit=4)
+    rows = c.registry.chunks(c.index.collection, stored["ids"])
+    assert all(rows[i].index_text != rows[i].text for i in stored["ids"])  # BM25 keeps the header either way
+    expected = c.embedder.embed([rows[i].index_text if vector_header else rows[i].text for i in stored["ids"]])
+    cosines = (np.asarray(stored["embeddings"]) * expected).sum(axis=1)
+    assert cosines.min() > 0.9999
+    assert ("|vh0" in chunking_signature(c.settings, c.chunker)) is not vector_header

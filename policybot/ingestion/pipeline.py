@@ -66,6 +66,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         # "run2": the stricter running-header filter (issue 8) keeps lines the first one
         # dropped, so documents indexed with it are re-read on their next ingest.
         f"|tbl{int(settings.detect_tables)}|run{2 * int(settings.strip_running_headers)}"
+        + ("" if settings.vector_header else "|vh0")
     )
 
 
@@ -162,12 +163,13 @@ class EmbedStage:
     pads little (the model sorts within one call; the steps are what lets progress be reported);
     the vectors come back in the chunks' order."""
 
-    def __init__(self, embedder: Embedder, step: int = 32) -> None:
+    def __init__(self, embedder: Embedder, step: int = 32, with_header: bool = True) -> None:
         self.embedder = embedder
         self.step = step  # texts between two progress reports
+        self.with_header = with_header  # embed the index text (header + chunk), or the chunk alone
 
     def run(self, rows: list[ChunkRow], name: str, progress: ProgressFn) -> np.ndarray:
-        texts = [r.index_text for r in rows]
+        texts = [r.index_text if self.with_header else r.text for r in rows]
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         vectors = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
         for start in range(0, len(texts), self.step):
@@ -245,7 +247,7 @@ class IngestPipeline:
         self.reader = Reader(s, parts.ocr)
         self.sections = SectionFinder(s.run_in_headings)
         self.chunks = ChunkStage(s, parts.chunker)
-        self.embed = EmbedStage(parts.embedder)
+        self.embed = EmbedStage(parts.embedder, with_header=parts.settings.vector_header)
         self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)
         self.summary = Summariser(parts.llm)
         self.store = StoreStage(parts.index, parts.registry, parts.embedding_model)
