@@ -26,7 +26,8 @@ def status_box(status: Status, listing: DocumentList) -> None:
     chunks = sum(d.chunks for d in listing.documents)
     with st.sidebar.expander("Status", expanded=False):
         st.markdown(f"**Profile:** {escape_markdown(status.profile)}  \n{escape_markdown(status.profile_reason)}")
-        st.markdown(f"**Embeddings:** {escape_markdown(status.embedding_model)}")
+        backend = f" ({status.embedding_backend})" if status.embedding_backend else ""
+        st.markdown(f"**Embeddings:** {escape_markdown(status.embedding_model + backend)}")
         st.markdown(f"**Reranker:** {escape_markdown(status.reranker or 'none')}")
         if status.llm is not None:
             st.markdown(f"**Answers:** written by {escape_markdown(status.llm)} from the passages")

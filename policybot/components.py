@@ -28,7 +28,7 @@ from policybot.ingestion.chunking import Chunker, make_chunker
 from policybot.ingestion.ocr import TesseractOCR
 from policybot.ingestion.pdf import OcrPlan
 from policybot.ingestion.pipeline import IngestParts
-from policybot.models.embeddings import Embedder, get_embedder
+from policybot.models.embeddings import Embedder, choose_backend, get_embedder
 from policybot.models.profiles import ResolvedProfile, resolve_profile
 from policybot.models.providers import LLMProvider
 from policybot.models.rerank import Reranker, get_reranker
@@ -68,6 +68,11 @@ class Components:
     @property
     def embedder(self) -> Embedder:
         return get_embedder(self.profile.profile.embedding, self.settings)
+
+    @property
+    def embedding_backend(self) -> str:
+        """What runs the embedding model (torch, onnx, onnx-int8): the loaded one, or the one that will load."""
+        return self.embedder.backend or choose_backend(self.profile.profile.embedding, self.settings)
 
     @property
     def registry(self) -> Registry:

@@ -159,6 +159,7 @@ class Status(BaseModel):
     profile: str
     profile_reason: str
     embedding_model: str = Field(description="The embedding model's short name")
+    embedding_backend: str | None = Field(None, description="What runs it: torch, onnx or onnx-int8")
     reranker: str | None = Field(None, description="The reranker's short name; None in a profile without one")
     llm: str | None = Field(None, description="The LLM writing answers; None: answers quote the best passages")
     llm_notice: str | None = Field(None, description="Why there is no LLM, with the command that fixes it")

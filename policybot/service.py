@@ -95,6 +95,7 @@ class PolicyBot:
             profile=resolved.name,
             profile_reason=resolved.reason,
             embedding_model=profile.embedding.name,
+            embedding_backend=self.components.embedding_backend,
             reranker=profile.reranker.name if profile.reranker else None,
             llm=llm.name if llm is not None else None,
             llm_notice=notice if llm is None else None,
