@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from app_pages.sources import render_citation
-from app_pages.state import PageContext, clear_conversation, context, key
+from app_pages.state import PageContext, answer_key, clear_conversation, context, key
 from policybot.display.export import conversation_json, conversation_markdown
 from policybot.display.markup import escape_markdown, literal_block
 from policybot.errors import PolicyBotError
@@ -58,6 +58,7 @@ def render_answer(
             reviewer=reviewer,
             shown=len(answer.shown_citations),
             by_file=(c.title or c.doc) in shared_titles,
+            marked=(answer, answer_key(index)),
         )
     if answer.edition_note:
         st.info(escape_markdown(answer.edition_note))
@@ -73,7 +74,13 @@ def render_answer(
         with cols[2]:
             comment = st.text_input("Comment (optional)", key=key(f"comment-{index}"))
             if st.button("Send feedback", key=key(f"send-{index}")):
-                bot.record_feedback(answer, "up" if rating == 1 else "down", comment, st.session_state.session_id)
+                bot.record_feedback(
+                    answer,
+                    "up" if rating == 1 else "down",
+                    comment,
+                    st.session_state.session_id,
+                    answer_key=answer_key(index),
+                )
                 st.toast("Thank you — saved on this machine.")
 
 

@@ -9,8 +9,10 @@ from app_pages.state import context
 from app_pages.state import key as state_key
 from policybot.display.markup import escape_markdown, highlight_html
 from policybot.errors import PolicyBotError
-from policybot.schemas import Citation
+from policybot.schemas import Answer, Citation
 from policybot.service import PolicyBot
+
+VERDICTS = {"Right": "right", "Wrong": "wrong"}
 
 
 def citation_title(
@@ -68,12 +70,15 @@ def render_citation(
     reviewer: bool = False,
     shown: int | None = None,
     by_file: bool = False,
+    marked: tuple[Answer, str] | None = None,
 ) -> None:
     """A source's panel: the chunk with the quote highlighted, the page image, the PDF.
 
     ``page_on_request``: the page image waits for a click. Streamlit redraws the whole history on
     every rerun, so images in earlier answers were rendered and sent again with each new question
-    (turn 30 took 2.6 times as long as turn 10)."""
+    (turn 30 took 2.6 times as long as turn 10).
+
+    ``marked`` (the answer and its key): a reviewer can mark this source right or wrong."""
     with st.expander(title or citation_title(c, refused, generated, shown, by_file), expanded=expanded):
         ocr_note(c, bot.settings.ocr.confidence_floor)
         if reviewer:  # the detail a reviewer checks against: the file, the full heading path, the score
@@ -81,6 +86,8 @@ def render_citation(
             score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
             st.caption(escape_markdown(where + score))
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
+        if marked is not None and reviewer:
+            mark_source(bot, c, marked, key)
         if page_on_request and not st.toggle(f"Show page {c.page_start}", key=state_key(f"page-{key}")):
             return
         try:
@@ -100,3 +107,22 @@ def render_citation(
                 mime="application/pdf",
                 key=state_key(f"dl-{key}"),
             )
+
+
+def mark_source(bot: PolicyBot, c: Citation, marked: tuple[Answer, str], key: str) -> None:
+    """A reviewer's verdict on this source, kept with the answer (one mark per source, updated when
+    given again); a wrong one can name the page that holds the right passage. The marks become a
+    regression set with `policybot eval --marks`."""
+    answer, answer_key = marked
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    verdict = row.segmented_control("This source is", list(VERDICTS), key=state_key(f"verdict-{key}"))
+    page = None
+    if verdict == "Wrong":
+        page = row.number_input(
+            "Right page (optional)", min_value=1, step=1, value=None, key=state_key(f"right-page-{key}"), width=180
+        )
+    if verdict and row.button("Save mark", key=state_key(f"save-mark-{key}")):
+        bot.mark_citation(
+            answer_key, answer, c.n, VERDICTS[verdict], int(page) if page else None, st.session_state.session_id
+        )
+        st.toast("Mark saved on this machine.")

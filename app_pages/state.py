@@ -84,6 +84,13 @@ def session() -> dict:
     return state
 
 
+def answer_key(index: int) -> str:
+    """The name of the answer at ``index`` of this visit's conversation: its feedback and its
+    citations' marks are one record each under it, updated when given again."""
+    state = st.session_state
+    return f"{state.get('session_id', '')}/{state.get('visit', 0)}/{index}"
+
+
 def key(name: str) -> str:
     """A per-visitor widget key: ``name`` for the first visitor, then ``name~2``, ``name~3``…
 

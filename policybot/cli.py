@@ -545,8 +545,13 @@ def doctor(
 @app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    datasets: List[Path] = typer.Argument(
-        ..., help="Dataset folders: docs/*.pdf + questions.jsonl, or docs/*.pdf + issues.jsonl (evidence mode)."
+    datasets: Optional[List[Path]] = typer.Argument(
+        None, help="Dataset folders: docs/*.pdf + questions.jsonl, or docs/*.pdf + issues.jsonl (evidence mode)."
+    ),
+    marks: bool = typer.Option(
+        False,
+        "--marks",
+        help="Also evaluate the reviewers' marks kept in this library, written as a set to OUT/marks-set.",
     ),
     config: Optional[List[str]] = typer.Option(
         None,
@@ -567,6 +572,11 @@ def eval_command(
     from policybot.evaluation.evidence import EVIDENCE_CONFIGS, is_evidence_dataset
     from policybot.evaluation.harness import CONFIGS, GRID, run_grid
 
+    datasets = list(datasets or [])
+    if marks:
+        datasets.append(_marks_set(ctx, out_dir / "marks-set"))
+    if not datasets:
+        _fail("name a dataset folder, or give --marks to evaluate the reviewers' marks")
     evidence_sets = [d for d in datasets if is_evidence_dataset(d)]
     evidence_names = list(EVIDENCE_CONFIGS) if grid or not config else config
     names = GRID if grid else (config or ["hybrid", "fast"])
@@ -585,6 +595,21 @@ def eval_command(
         for r in results:
             out.print(_eval_line(r), highlight=False)
         out.print(f"report: {report}", highlight=False)
+
+
+def _marks_set(ctx: typer.Context, out: Path) -> Path:
+    """The library's citation marks written as an eval set; fails with a line when there are none."""
+    from policybot.evaluation.marks import write_marks_set
+
+    bot = _service(ctx)
+    kept = bot.components.feedback.marks()
+    if not kept:
+        _fail("no citation marks in this library yet: mark sources right or wrong in the app's answers first")
+    made = write_marks_set(kept, bot.library.stored_pdf, out)
+    err.print(f"marks: {made.summary()} -> {out}", highlight=False)
+    if not made.questions:
+        _fail("none of the marks can be tested (each needs a right source, or the page of the right passage)")
+    return out
 
 
 def _eval_line(r: dict[str, Any]) -> str:

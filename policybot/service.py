@@ -134,10 +134,28 @@ class PolicyBot:
             self._after_change()
 
     def record_feedback(
-        self, answer: Answer, rating: Literal["up", "down"], comment: str = "", session: str = ""
+        self,
+        answer: Answer,
+        rating: Literal["up", "down"],
+        comment: str = "",
+        session: str = "",
+        answer_key: str | None = None,
     ) -> int:
-        """Keep a rating of an answer, with the whole answer, on this machine."""
-        return self.components.feedback.add(answer.question, answer, rating, comment, session)
+        """Keep a rating of an answer, with the whole answer, on this machine (one record per
+        ``answer_key``: rating it again updates it)."""
+        return self.components.feedback.add(answer.question, answer, rating, comment, session, answer_key)
+
+    def mark_citation(
+        self,
+        answer_key: str,
+        answer: Answer,
+        n: int,
+        verdict: Literal["right", "wrong"],
+        correct_page: int | None = None,
+        session: str = "",
+    ) -> int:
+        """A reviewer's mark on one source of an answer: right, or wrong (with the right page if known)."""
+        return self.components.feedback.mark(answer_key, answer, n, verdict, correct_page, session)
 
     # --- the LLM ----------------------------------------------------------------------------
     def llm(self) -> tuple[ChatLLM | None, str | None]:

@@ -118,7 +118,7 @@ class Settings(BaseSettings):
         description="What runs the embedding model. auto: its ONNX export (`policybot models export-onnx`) on a "
         "CPU when there is one, which gives torch's vectors without loading torch; torch otherwise. onnx-int8: "
         "the quantised export, about twice as fast to index, with vectors of its own (a separate index; "
-        "eval/decisions/2026-11-27-onnx-embedder.md).",
+        "eval/decisions/2026-11-26-onnx-embedder.md).",
     )
     cpu_threads: int | None = Field(
         None,
@@ -156,7 +156,7 @@ class Settings(BaseSettings):
     vector_header: bool = Field(
         True,
         description="Embed each chunk with its contextual header too (off: the vector reads the chunk alone, "
-        "BM25 still reads the header; eval/decisions/2026-11-27-onnx-embedder.md).",
+        "BM25 still reads the header; eval/decisions/2026-11-26-onnx-embedder.md).",
     )
     run_in_headings: bool = Field(
         False,

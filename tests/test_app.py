@@ -198,6 +198,38 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     assert messages(at, "assistant")[0].expander[0].image
 
 
+def test_a_reviewer_marks_sources_and_a_second_mark_updates_the_first(monkeypatch, tmp_path):
+    home = small_home(tmp_path, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+    at = ask(start(), WATER)
+
+    def panel(i: int):
+        return messages(at, "assistant")[0].expander[i]
+
+    def save(i: int) -> None:
+        next(b for b in panel(i).button if b.label == "Save mark").click().run()
+
+    panel(0).segmented_control[0].set_value("Right").run()
+    save(0)
+    panel(1).segmented_control[0].set_value("Wrong").run()
+    panel(1).number_input[0].set_value(4).run()
+    save(1)
+    panel(1).number_input[0].set_value(5).run()  # changed mind: the same mark, updated
+    save(1)
+    assert not at.exception, [e.value for e in at.exception]
+    marks = PolicyBot(make_settings(home)).components.feedback.marks()
+    assert [(m["n"], m["verdict"], m["correct_page"]) for m in marks] == [(1, "right", None), (2, "wrong", 5)]
+    assert len({m["answer_key"] for m in marks}) == 1
+    assert marks[0]["question"] == WATER and marks[0]["page_start"] == 11
+
+
+def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="2468")
+    at = ask(start(), WATER)
+    [assistant] = messages(at, "assistant")
+    assert assistant.expander and not any(e.segmented_control for e in assistant.expander)
+
+
 def searched_as(message) -> str | None:
     found = [shown(c.value) for c in message.caption if c.value.startswith("Searched as")]
     return found[0].removeprefix("Searched as: ") if found else None

@@ -247,10 +247,13 @@ def run_config(
     say(f"{dataset.root.name} / {config.name}: indexing {len(dataset.docs)} documents")
     names, all_chunks, ingestion = _index(bot, dataset)
     questions = dataset.questions[:limit] if limit else dataset.questions
+    pages = chunk_pages(bot) if any(not g.text for q in questions for g in q.gold) else None
     say(f"{dataset.root.name} / {config.name}: {len(questions)} questions")
     histories: dict[str, list[Answer]] = {}  # a conversation's answers so far, for its next turn
     per_question = [
-        _run_question(bot, config, q, list(names), names, all_chunks, histories.setdefault(q.conversation or q.id, []))
+        _run_question(
+            bot, config, q, list(names), names, all_chunks, histories.setdefault(q.conversation or q.id, []), pages
+        )
         for q in questions
     ]
     result = {
@@ -296,6 +299,13 @@ def library_chunks(bot: PolicyBot) -> list[tuple[str, str, str]]:
     return [(cid, names[doc_of(cid)], row.text) for cid, row in rows.items() if doc_of(cid) in names]
 
 
+def chunk_pages(bot: PolicyBot) -> dict[str, tuple[int, int]]:
+    """Every chunk's first and last page, for golds given by page alone (a reviewer's marks)."""
+    c = bot.components
+    rows = c.registry.chunks(c.index.collection, [cid for cid, _ in c.registry.chunk_texts(c.index.collection)])
+    return {cid: (row.page_start, row.page_end) for cid, row in rows.items()}
+
+
 def _run_question(
     bot: PolicyBot,
     config: EvalConfig,
@@ -304,6 +314,7 @@ def _run_question(
     names: dict[str, str],
     all_chunks: list[tuple[str, str, str]],
     history: list[Answer],
+    pages: dict[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     if config.retrieval == "none":
         return _no_context(bot, q)
@@ -329,7 +340,7 @@ def _run_question(
         )
     row["seconds"] = round(time.perf_counter() - started, 4)
     chunks = bot.components.registry.chunks(bot.components.index.collection, ranked)
-    relevant = relevant_chunks(q, all_chunks) if q.gold else set()
+    relevant = relevant_chunks(q, all_chunks, pages) if q.gold else set()
     row["relevant"] = sorted(relevant)
     row["ranked"] = [
         {

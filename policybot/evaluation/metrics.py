@@ -4,7 +4,7 @@ are relevant to a question, ranking metrics (computed with ranx), AUROC and perc
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -14,15 +14,27 @@ from policybot.evaluation.datasets import Question, contains_half
 KS = (1, 3, 5, 10)
 
 
-def relevant_chunks(question: Question, chunks: Sequence[tuple[str, str, str]]) -> set[str]:
+def relevant_chunks(
+    question: Question,
+    chunks: Sequence[tuple[str, str, str]],
+    pages: Mapping[str, tuple[int, int]] | None = None,
+) -> set[str]:
     """Ids of the chunks (id, doc name, text) holding at least half of a gold passage, in its
-    document or in one the set says holds the same passage (``also_in``)."""
-    golds = [({g.doc, *g.also_in}, alnum(g.text)) for g in question.gold]
+    document or in one the set says holds the same passage (``also_in``). A gold with a page and no
+    text (a reviewer's "the right passage is on page N") is met by any chunk of its document on
+    that page (``pages``: chunk id -> first and last page)."""
+    golds = [({g.doc, *g.also_in}, alnum(g.text), g.page) for g in question.gold]
     found = set()
     for chunk_id, doc, text in chunks:
         text_alnum = None
-        for gdocs, gtext in golds:
+        for gdocs, gtext, gpage in golds:
             if doc not in gdocs:
+                continue
+            if not gtext:
+                span = (pages or {}).get(chunk_id)
+                if gpage is not None and span is not None and span[0] <= gpage <= span[1]:
+                    found.add(chunk_id)
+                    break
                 continue
             text_alnum = text_alnum if text_alnum is not None else alnum(text)
             if contains_half(text_alnum, gtext):

@@ -7,7 +7,7 @@ same vectors as torch (checked at export on the probe bank; cosine >= ``SAME_VEC
 and writes the same collection. The int8 export (dynamic quantisation of the matrix products, per
 channel) embeds about twice as fast but moves vectors by ~0.5 %: it is its own vector family with
 its own collection (``profiles.EmbeddingModel.vectors``), never mixed with torch's.
-Measured in eval/decisions/2026-11-27-onnx-embedder.md.
+Measured in eval/decisions/2026-11-26-onnx-embedder.md.
 
 An export is a folder under ``MODELS_DIR/onnx/<model>/``: ``model.onnx``, ``model-int8.onnx``, the
 tokenizer, and ``export.json`` (the weights it was made from, pooling, window and the agreement
