@@ -79,7 +79,11 @@ def render_citation(
     (turn 30 took 2.6 times as long as turn 10).
 
     ``marked`` (the answer and its key): a reviewer can mark this source right or wrong."""
-    with st.expander(title or citation_title(c, refused, generated, shown, by_file), expanded=expanded):
+    printed = bot.library.printed_page(c.doc, c.page_start)
+    if title is None:
+        title = citation_title(c, refused, generated, shown, by_file)
+        title += escape_markdown(f" (printed page {printed})") if printed else ""
+    with st.expander(title, expanded=expanded):
         ocr_note(c, bot.settings.ocr.confidence_floor)
         if reviewer:  # the detail a reviewer checks against: the file, the full heading path, the score
             where = f"{c.doc} · {c.section or 'no section'}"
@@ -88,16 +92,22 @@ def render_citation(
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
         if marked is not None and reviewer:
             mark_source(bot, c, marked, key)
-        if page_on_request and not st.toggle(f"Show page {c.page_start}", key=state_key(f"page-{key}")):
+        pages = _pages(c)
+        if page_on_request and not st.toggle(_show_pages(pages), key=state_key(f"page-{key}")):
             return
-        try:
-            image = bot.library.page_image(c.doc, c.page_start, c.quote)
-        except PolicyBotError as exc:  # the document was deleted, or the page is gone
-            st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
-            return
-        st.image(
-            image, caption=f"{c.title or c.doc}, page {c.page_start}" + (" — quote highlighted" if c.quote else "")
-        )
+        whole = st.toggle("Whole page", key=state_key(f"whole-{key}"), help="Show the whole page, not only the quote")
+        for page in pages:
+            try:
+                view = bot.library.page_view(c.doc, page, c.quote, dpi=110 if whole else 150, crop=not whole)
+            except PolicyBotError as exc:  # the document was deleted, or the page is gone
+                st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+                return
+            own = printed if page == c.page_start else bot.library.printed_page(c.doc, page)
+            caption = f"{c.title or c.doc}, page {page}" + (f" (printed page {own})" if own else "")
+            caption += (
+                " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
+            )
+            st.image(view.png, caption=caption)
         pdf = bot.library.stored_pdf(c.doc)
         if pdf is not None:
             st.download_button(
@@ -107,6 +117,19 @@ def render_citation(
                 mime="application/pdf",
                 key=state_key(f"dl-{key}"),
             )
+
+
+# The pages of one passage shown at most (a passage rarely spans more than two).
+MAX_PAGES = 3
+
+
+def _pages(c: Citation) -> list[int]:
+    """Every page the passage spans, up to ``MAX_PAGES``."""
+    return list(range(c.page_start, min(c.page_end, c.page_start + MAX_PAGES - 1) + 1))
+
+
+def _show_pages(pages: list[int]) -> str:
+    return f"Show page {pages[0]}" if len(pages) == 1 else f"Show pages {pages[0]}-{pages[-1]}"
 
 
 def mark_source(bot: PolicyBot, c: Citation, marked: tuple[Answer, str], key: str) -> None:

@@ -14,7 +14,7 @@ from policybot.core.editions import current_editions, superseded
 from policybot.core.roles import role_of
 from policybot.core.rows import DocumentRow
 from policybot.core.text import TITLE_NUMBER
-from policybot.display.page_images import cached_render
+from policybot.display.page_images import PageView, cached_label, cached_render, cached_view
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.models.profiles import EmbeddingModel, model_with_vector_id
 from policybot.schemas import DeleteReport, DocumentInfo, DocumentList
@@ -122,6 +122,24 @@ class Library:
             return cached_render(str(path), page, quote, dpi)
         except ValueError as exc:  # a page number out of range
             raise PolicyBotError(str(exc)) from exc
+
+    def page_view(self, name: str, page: int, quote: str | None = None, dpi: int = 110, crop: bool = True) -> PageView:
+        """One page of a document as a reviewer checks it: cropped to the quote where it is on the page."""
+        path = self.stored_pdf(name)
+        if path is None:
+            raise PolicyBotError(f"the PDF of {name} is not stored any more")
+        try:
+            return cached_view(str(path), page, quote, dpi, crop)
+        except ValueError as exc:
+            raise PolicyBotError(str(exc)) from exc
+
+    def printed_page(self, name: str, page: int) -> str | None:
+        """The number printed on a page where it differs from the page's place in the PDF (None otherwise)."""
+        path = self.stored_pdf(name)
+        try:
+            return cached_label(str(path), page) if path is not None else None
+        except ValueError:
+            return None
 
     # --- editions ---------------------------------------------------------------------------
     def confirm_edition(self, name: str, confirm: bool = True) -> DocumentInfo:

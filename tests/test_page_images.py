@@ -185,3 +185,41 @@ def test_cached_render_reuses_results(policy):
     second = cached_render(str(policy), 1, DEFINITION, 72)
     assert first is second and first == render_page(policy, 1, DEFINITION, 72)
     assert cached_render.cache_info().hits == 1
+
+
+# --- the reviewer's view: cropped to the quote, printed page numbers ---------------------------
+
+
+def test_a_view_is_cropped_to_the_quote_and_whole_on_request(policy):
+    from policybot.display.page_images import render_view
+
+    cropped = render_view(policy, 1, DEFINITION_REFLOWED, dpi=72)
+    whole = render_view(policy, 1, DEFINITION_REFLOWED, dpi=72, crop=False)
+    absent = render_view(policy, 1, "words that are nowhere in the policy at all", dpi=72)
+    assert cropped.marked and cropped.cropped and whole.marked and not whole.cropped
+    assert not absent.marked and not absent.cropped  # nothing to crop to: the whole page
+    crop, full = _pixmap(cropped.png), _pixmap(whole.png)
+    assert crop.width == full.width and 200 <= crop.height < full.height / 2
+    with pymupdf.open(policy) as doc:
+        rects = highlight_rects(doc[0], DEFINITION_REFLOWED)
+    assert whole.png == render_page(policy, 1, DEFINITION_REFLOWED, dpi=72)
+    assert rects  # the band holds the highlight: the crop has the highlight colour in it
+    assert any(crop.pixel(x, y)[:3] != (255, 255, 255) for x in range(0, crop.width, 7) for y in range(crop.height))
+
+
+def test_the_printed_page_number_where_it_differs_from_the_pdf_page(tmp_path):
+    from policybot.display.page_images import printed_page_label
+
+    doc = pymupdf.open()
+    for i, footer in enumerate(["", "PAGE 1 OF 3", "Page 3", "- 2 -"], 1):
+        page = doc.new_page()
+        page.insert_text((72, 100), f"Clause {i}. Some words of the policy.")
+        if footer:
+            page.insert_text((72, 800), footer)
+    path = tmp_path / "footers.pdf"
+    doc.save(path)
+    assert [printed_page_label(path, n) for n in (1, 2, 3, 4)] == [None, "1", None, "2"]  # page 3 says 3: same
+    labelled = tmp_path / "labelled.pdf"
+    doc.set_page_labels([{"startpage": 0, "prefix": "C", "style": "D", "firstpagenum": 1}])
+    doc.save(labelled)
+    assert printed_page_label(labelled, 2) == "C2"

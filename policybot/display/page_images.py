@@ -10,6 +10,7 @@ for those, the quote is aligned word by word with the page's words instead.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,12 @@ MIN_WORD_SHARE = 0.6
 HIGHLIGHT_COLOR = (1.0, 0.85, 0.0)
 HIGHLIGHT_OPACITY = 0.5
 RENDER_CACHE_SIZE = 64
+# A crop to the quote keeps this much of the page above and below it (points; 72 to an inch),
+# and is at least this tall, so the clause's heading or the sentence before it is usually in view.
+CROP_MARGIN = 60
+MIN_CROP_HEIGHT = 220
+# A printed page number in a running footer or header: "PAGE 19 OF 30", "Page 4", "- 7 -".
+_PRINTED = re.compile(r"^\s*(?:page\s+(\d{1,4})(?:\s+of\s+\d{1,4})?|[-–]\s*(\d{1,4})\s*[-–])\s*$", re.I)
 
 _HYPHENS = ("-", "\u2010", "\u2011", SOFT_HYPHEN)
 
@@ -123,6 +130,91 @@ def render_page(pdf_path: str | Path, page_number: int, quote: str | None = None
             annot.set_opacity(HIGHLIGHT_OPACITY)
             annot.update()
         return page.get_pixmap(dpi=dpi, annots=True).tobytes("png")
+
+
+@dataclass(frozen=True)
+class PageView:
+    """A page as a reviewer sees it: the PNG, whether the quote is marked on it, and whether it is
+    cropped to the mark (the whole page is ``render_page``)."""
+
+    png: bytes
+    marked: bool
+    cropped: bool
+
+
+def render_view(
+    pdf_path: str | Path, page_number: int, quote: str | None = None, dpi: int = 110, crop: bool = True
+) -> PageView:
+    """The page with the quote highlighted and, with ``crop``, cut to a band around it: the width of
+    the page, the quote's lines and ``CROP_MARGIN`` above and below (the whole page when the quote
+    is not on it)."""
+    if dpi <= 0:
+        raise ValueError(f"dpi must be positive, got {dpi}")
+    with pymupdf.open(pdf_path) as doc:
+        page = _page(doc, page_number)
+        rects = highlight_rects(page, quote) if quote else []
+        clip = None
+        if rects:
+            annot = page.add_highlight_annot(rects)  # in memory only, never saved
+            annot.set_colors(stroke=HIGHLIGHT_COLOR)
+            annot.set_opacity(HIGHLIGHT_OPACITY)
+            annot.update()
+            if crop:
+                clip = _band(page.rect, rects)
+        png = page.get_pixmap(dpi=dpi, annots=True, clip=clip).tobytes("png")
+        return PageView(png, bool(rects), clip is not None)
+
+
+def _band(page: pymupdf.Rect, rects: list[pymupdf.Rect]) -> pymupdf.Rect | None:
+    """The page's width over the quote's lines, with margins; None when that is most of the page."""
+    top = min(r.y0 for r in rects) - CROP_MARGIN
+    bottom = max(r.y1 for r in rects) + CROP_MARGIN
+    missing = MIN_CROP_HEIGHT - (bottom - top)
+    if missing > 0:
+        top, bottom = top - missing / 2, bottom + missing / 2
+    top, bottom = max(page.y0, top), min(page.y1, bottom)
+    if bottom - top > 0.8 * page.height:
+        return None
+    return pymupdf.Rect(page.x0, top, page.x1, bottom)
+
+
+def printed_page_label(pdf_path: str | Path, page_number: int) -> str | None:
+    """The page's own number where it differs from its place in the file: the PDF's page label,
+    else a "Page 19 of 30" line at the top or bottom of the page. None when they agree or it has none."""
+    with pymupdf.open(pdf_path) as doc:
+        page = _page(doc, page_number)
+        label = _hex_text(page.get_label() or "").strip()
+        if not label:
+            lines = [line.strip() for line in page.get_text().splitlines() if line.strip()]
+            for line in lines[:3] + lines[-3:]:
+                match = _PRINTED.match(line)
+                if match:
+                    label = match.group(1) or match.group(2)
+                    break
+    return label if label and label != str(page_number) else None
+
+
+def _hex_text(label: str) -> str:
+    """A label prefix some PDFs store as UTF-16 hex (``<FEFF0043>1``: "C1"), read as text."""
+
+    def text(match: re.Match[str]) -> str:
+        try:
+            return bytes.fromhex(match.group(1)).decode("utf-16-be")
+        except ValueError:
+            return ""
+
+    return re.sub(r"<FEFF((?:[0-9A-Fa-f]{4})*)>", text, label)
+
+
+@lru_cache(maxsize=RENDER_CACHE_SIZE)
+def cached_view(pdf_path: str, page_number: int, quote: str | None, dpi: int, crop: bool) -> PageView:
+    """``render_view`` memoised (stored PDFs are named by their hash: a path's content never changes)."""
+    return render_view(pdf_path, page_number, quote, dpi, crop)
+
+
+@lru_cache(maxsize=RENDER_CACHE_SIZE)
+def cached_label(pdf_path: str, page_number: int) -> str | None:
+    return printed_page_label(pdf_path, page_number)
 
 
 @lru_cache(maxsize=RENDER_CACHE_SIZE)
