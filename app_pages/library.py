@@ -8,6 +8,7 @@ from typing import Callable
 
 import streamlit as st
 
+from app_pages.sources import unpublish_removed
 from app_pages.state import PageContext, context, key
 from policybot.display.markup import escape_markdown
 from policybot.errors import AlreadyDeleted, PolicyBotError
@@ -182,6 +183,8 @@ def delete_document(bot: PolicyBot, name: str, sha256: str) -> None:
     """The Delete button's callback, with the document bound when the button was drawn."""
     try:
         bot.delete(name, sha256=sha256)
+        listing = bot.library.documents()
+        unpublish_removed({d.sha256 for d in listing.documents + listing.other_models})
         st.session_state.library_notice = ("success", f"Deleted {name}.")
     except AlreadyDeleted as exc:
         st.session_state.library_notice = ("warning", str(exc))

@@ -3,6 +3,10 @@ marked, the page image with the quote highlighted, and the PDF to download."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import streamlit as st
 
 from app_pages.state import context
@@ -108,6 +112,9 @@ def render_citation(
                 " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
             )
             st.image(view.png, caption=caption)
+        url = served_pdf(c.doc)
+        if url is not None:
+            st.link_button(f"Open the PDF at page {c.page_start}", f"{url}#page={c.page_start}")
         pdf = bot.library.stored_pdf(c.doc)
         if pdf is not None:
             st.download_button(
@@ -117,6 +124,42 @@ def render_citation(
                 mime="application/pdf",
                 key=state_key(f"dl-{key}"),
             )
+
+
+# The stored PDFs the app serves itself (Streamlit's static serving of ./static, switched on in
+# .streamlit/config.toml), so the browser's own viewer opens one at a page (#page=N) with no network.
+# Each is a hard link to the library's copy (a copy where links cannot be made), named by its hash;
+# Streamlit refuses symbolic links that lead out of ./static.
+STATIC_PDFS = Path(__file__).resolve().parents[1] / "static" / "pdf"
+
+
+def served_pdf(doc: str) -> str | None:
+    """The app's own address of a document's PDF, published on first use; None when the app does
+    not serve files or the document is not stored."""
+    if not st.get_option("server.enableStaticServing"):
+        return None
+    info = next((d for d in context().listing.documents if d.name == doc), None)
+    if info is None or not Path(info.stored_path).is_file():
+        return None
+    target = STATIC_PDFS / f"{info.sha256}.pdf"
+    if not target.is_file():
+        STATIC_PDFS.mkdir(parents=True, exist_ok=True)
+        part = target.with_suffix(f".part-{os.getpid()}")
+        try:
+            os.link(info.stored_path, part)
+        except OSError:
+            shutil.copy2(info.stored_path, part)
+        os.replace(part, target)
+    return f"app/static/pdf/{target.name}"
+
+
+def unpublish_removed(kept_hashes: set[str]) -> None:
+    """Stop serving the PDFs of documents no longer in the library (after a delete)."""
+    if not STATIC_PDFS.is_dir():
+        return
+    for path in STATIC_PDFS.glob("*.pdf"):
+        if path.stem not in kept_hashes:
+            path.unlink(missing_ok=True)
 
 
 # The pages of one passage shown at most (a passage rarely spans more than two).

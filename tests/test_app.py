@@ -29,6 +29,14 @@ WATER = "How does the deductible apply to water damage?"
 PDF = "application/pdf"
 
 
+@pytest.fixture(autouse=True)
+def _own_static_folder(monkeypatch, tmp_path):
+    """The PDFs the app serves go to the test's own folder, never the project's ./static."""
+    import app_pages.sources as sources
+
+    monkeypatch.setattr(sources, "STATIC_PDFS", tmp_path / "static" / "pdf")
+
+
 @pytest.fixture(scope="module")
 def sample_home(tmp_path_factory) -> Path:
     """The sample policy ingested once for the whole module (the app only reads it)."""
@@ -223,6 +231,23 @@ def test_a_reviewer_marks_sources_and_a_second_mark_updates_the_first(monkeypatc
     assert [(m["n"], m["verdict"], m["correct_page"]) for m in marks] == [(1, "right", None), (2, "wrong", 5)]
     assert len({m["answer_key"] for m in marks}) == 1
     assert marks[0]["question"] == WATER and marks[0]["page_start"] == 11
+
+
+def test_a_source_opens_its_pdf_at_the_page_served_by_the_app(monkeypatch, tmp_path):
+    import app_pages.sources as sources
+
+    home = small_home(tmp_path, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+    at = ask(start(), WATER)
+    first = messages(at, "assistant")[0].expander[0]
+    [opener] = [b for b in first.get("link_button") if "Open the PDF" in b.proto.label]
+    assert opener.proto.label == "Open the PDF at page 11"
+    address, _, page = opener.proto.url.partition("#")
+    assert address.startswith("app/static/pdf/") and page == "page=11"
+    served = tmp_path / "static" / "pdf" / address.rsplit("/", 1)[1]
+    assert served.read_bytes() == SAMPLE_POLICY.read_bytes()
+    sources.unpublish_removed(set())  # the document deleted: its PDF is no longer served
+    assert not served.exists()
 
 
 def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):

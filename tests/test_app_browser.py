@@ -159,6 +159,15 @@ def test_question_answer_and_citation_in_browser(tmp_path):
                 assert "$750" in quote.inner_text()
                 assert image.evaluate("img => img.naturalWidth") > 200
                 assert TITLE in first.inner_text() and DOC in first.inner_text()  # the caption; the reviewer's detail
+                # The app serves the PDF itself, for the browser's viewer to open at the page.
+                opener = first.get_by_role("link", name="Open the PDF at page 11")
+                href = opener.get_attribute("href")
+                assert href and href.endswith(".pdf#page=11"), href
+                import urllib.request
+
+                with urllib.request.urlopen(url + href.split("#")[0].lstrip("/")) as served:
+                    assert served.headers["Content-Type"] == "application/pdf"
+                    assert served.read() == SAMPLE_POLICY.read_bytes()
 
                 fit_viewport_to_content(page)
                 page.screenshot(path=str(shot), full_page=True)
