@@ -21,6 +21,7 @@ def page(ctx: PageContext) -> None:
     docs = ctx.listing.documents
     st.subheader("Documents")
     library_notice()
+    upload_report()
     if not docs:
         st.info("No documents yet." + (" Add PDFs below." if ctx.can_edit else ""))
     for d in docs:
@@ -82,30 +83,49 @@ def library_notice() -> None:
 
 
 def upload_box(bot: PolicyBot) -> None:
-    files = st.file_uploader("Add PDFs", type=["pdf"], accept_multiple_files=True, key="uploads")
+    """Add PDFs, each with its own progress bar. When they are in, the page is drawn again: the
+    lists (here, and *Search in*) show the new documents, what happened to each file is said at
+    the top, and the uploader is a new, empty one."""
+    round_no = st.session_state.get("upload_round", 0)
+    files = st.file_uploader("Add PDFs", type=["pdf"], accept_multiple_files=True, key=key(f"uploads-{round_no}"))
     if not files or not st.button("Add to library", key="do_upload"):
         return
+    report: list[tuple[str, str]] = []
     for file in files:
-        bar = st.progress(0.0, text="starting")
+        bar = st.progress(0.0, text=escape_markdown(f"{file.name[:80]}: starting"))
 
         def on_progress(event: Progress, bar=bar) -> None:
             fraction = event.done / event.total if event.total else 1.0
             bar.progress(min(fraction, 1.0), text=escape_markdown(event.label))
 
-        try:
-            outcome = bot.ingest_upload(file.name, file.getvalue(), progress=on_progress)
-        except OSError as exc:  # the staging copy could not be written (disk full, permissions)
-            st.error(escape_markdown(f"{file.name[:80]}: could not be saved for reading ({exc.strerror or exc})"))
-            continue
-        name = outcome.name
-        if outcome.status == "failed":
-            st.error(escape_markdown(outcome.message))  # the message already names the file
-        elif outcome.status in ("duplicate", "unchanged"):
-            st.warning(escape_markdown(f"{name}: {outcome.message}"))
-        else:
-            st.success(escape_markdown(f"{name}: {outcome.pages} pages, {outcome.chunks} passages"))
-        for warning in outcome.warnings:
-            st.warning(escape_markdown(f"{name}: {warning}"))
+        report += add_file(bot, file.name, file.getvalue(), on_progress)
+    st.session_state.upload_report = report
+    st.session_state.upload_round = round_no + 1
+    st.session_state.pop("scope_library", None)  # the default scope follows the library
+    st.session_state.pop(key("scope"), None)
+    st.rerun()
+
+
+def add_file(bot: PolicyBot, name: str, data: bytes, on_progress: Callable[[Progress], None]) -> list[tuple[str, str]]:
+    """Ingest one uploaded file; what happened, as (kind, text) lines."""
+    try:
+        outcome = bot.ingest_upload(name, data, progress=on_progress)
+    except OSError as exc:  # the staging copy could not be written (disk full, permissions)
+        return [("error", f"{name[:80]}: could not be saved for reading ({exc.strerror or exc})")]
+    lines: list[tuple[str, str]]
+    if outcome.status == "failed":
+        lines = [("error", outcome.message)]  # the message already names the file
+    elif outcome.status in ("duplicate", "unchanged"):
+        lines = [("warning", f"{outcome.name}: {outcome.message}")]
+    else:
+        lines = [("success", f"{outcome.name}: {outcome.pages} pages, {outcome.chunks} passages")]
+    return lines + [("warning", f"{outcome.name}: {warning}") for warning in outcome.warnings]
+
+
+def upload_report() -> None:
+    """What the last upload did, file by file (kept over the redraw that follows it)."""
+    for kind, text in st.session_state.pop("upload_report", []):
+        {"success": st.success, "warning": st.warning}.get(kind, st.error)(escape_markdown(text))
 
 
 def editions_box(bot: PolicyBot, docs: list[DocumentInfo]) -> None:

@@ -394,8 +394,13 @@ def test_upload_reports_each_bad_file_and_adds_the_good_one(monkeypatch, tmp_pat
     assert stored.name == "acme-home.pdf" and stored.pages == 5
     assert [shown(s.value) for s in at.main.success] == [f"acme-home.pdf: 5 pages, {stored.chunks} passages"]
     assert not at.main.warning
+    # At once, in the same click: the list holds the new document and the uploader is empty again.
+    [caption] = [c.value for c in at.main.caption if c.value.startswith("**")]
+    assert shown(caption).startswith(f"**acme-home.pdf** — 5 pages, {stored.chunks} passages")
+    [uploader] = at.main.file_uploader
+    assert uploader.key == "uploads-1" and not uploader.value
 
-    at.run()  # the next run lists the new document; the button is not pressed again
+    at.run()  # the report is said once
     assert not at.exception
     assert not at.main.success and not at.main.error
     [caption] = library_captions(at)
