@@ -9,12 +9,12 @@ import streamlit as st
 
 from app_pages.sources import render_citation, same_text_labels
 from app_pages.state import PageContext, clear_evidence, context, key
-from policybot.display.export import evidence_csv, evidence_markdown, evidence_records
+from policybot.display.export import evidence_csv, evidence_markdown, evidence_records, plain_quote
 from policybot.display.markup import escape_markdown, literal_html
 from policybot.errors import PolicyBotError
 from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
 from policybot.options import EvidenceOptions
-from policybot.schemas import EvidenceReport, EvidenceRow, TraceStep
+from policybot.schemas import EvidenceReport, EvidenceRow, TraceStep, source_label
 from policybot.service import PolicyBot
 
 # The evidence table's columns, from export.evidence_records' fields.
@@ -116,25 +116,43 @@ def evidence_summary(report: EvidenceReport) -> str:
     )
 
 
+# On a narrow screen the table's rows become cards (a grid of eight columns is unreadable on a phone).
+PHONE_CSS = """<style>
+.st-key-evidence-cards { display: none; }
+@media (max-width: 640px) {
+  .st-key-evidence-cards { display: flex; }
+  .st-key-evidence-grid { display: none; }
+}
+</style>"""
+
+
 def render_evidence(bot: PolicyBot, report: EvidenceReport) -> None:
-    """The report: what was done, downloads, the table, one source panel per row, the trace."""
+    """The report: what was done, downloads, the table (cards on a phone), the selected row's
+    passage right under it, the other rows' passages, the trace."""
     st.markdown(escape_markdown(evidence_summary(report)))
     if report.notice:
         st.caption(escape_markdown(report.notice))
     buttons = st.container(horizontal=True)
-    buttons.download_button(
-        "Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv"
-    )
-    buttons.download_button(
-        "Download Markdown", evidence_markdown(report), "policybot-evidence.md", "text/markdown", key="evidence-md"
-    )
+    if report.rows:  # nothing to download from an empty table
+        buttons.download_button(
+            "Download CSV", evidence_csv(report), "policybot-evidence.csv", "text/csv", key="evidence-csv"
+        )
+        buttons.download_button(
+            "Download Markdown", evidence_markdown(report), "policybot-evidence.md", "text/markdown", key="evidence-md"
+        )
     if buttons.button("Clear", key="evidence-clear"):
         clear_evidence()
         st.rerun()
-    selected = evidence_table(report)
-    if report.rows:
-        st.caption("Select a row to open its passage below; each panel shows the quote on its page.")
-    for row in report.rows:
+    if not report.rows:
+        render_trace(report)
+        return
+    st.html(PHONE_CSS)
+    with st.container(key="evidence-grid"):
+        selected = evidence_table(report)
+        st.caption("Select a row: its passage opens right below, with the quote on its page.")
+    evidence_cards(report)
+    order = sorted(report.rows, key=lambda row: row.n != selected)  # the selected row's panel first, in view
+    for row in order:
         panel = f"ev{st.session_state.evidence_run}-{row.n}"
         render_citation(
             bot,
@@ -145,26 +163,50 @@ def render_evidence(bot: PolicyBot, report: EvidenceReport) -> None:
             title=evidence_title(row),
             page_on_request=row.n != selected,
         )
+    render_trace(report)
+
+
+def render_trace(report: EvidenceReport) -> None:
     st.subheader("How it was collected")
     for step in report.trace:
         render_step(step)
 
 
+def evidence_cards(report: EvidenceReport) -> None:
+    """The rows as cards, shown instead of the table on a narrow screen."""
+    with st.container(key="evidence-cards"):
+        for row in report.rows:
+            c = row.citation
+            with st.container(border=True):
+                st.markdown(evidence_title(row))
+                st.markdown(literal_html(plain_quote(c.quote or "")), unsafe_allow_html=True)
+                if row.why:
+                    st.caption(escape_markdown(row.why))
+
+
 def evidence_table(report: EvidenceReport) -> int | None:
-    """The table (cells are plain text in the grid); returns the selected row's number."""
+    """The table (cells are plain text in the grid; quotes without Markdown, wrapped in tall rows);
+    returns the selected row's number."""
     records = evidence_records(report)
     data = {column: [r[field] for r in records] for column, field in EVIDENCE_TABLE.items()}
     data["document"] = [context().shown_name(str(name)) for name in data["document"]]  # titles, as everywhere
+    data["role"] = [r.citation.role or r.role for r in report.rows]
+    data["quote"] = [plain_quote(r.citation.quote or "") for r in report.rows]
     data["same text in"] = ["; ".join(same_text_labels(r.citation.same_text_in)) for r in report.rows]
     config = {
-        "#": st.column_config.NumberColumn(width="small"),
-        "quote": st.column_config.TextColumn(width="large"),
-        "why": st.column_config.TextColumn(width="medium"),
+        "#": st.column_config.NumberColumn(width=40),
+        "document": st.column_config.TextColumn(width=140),
+        "section": st.column_config.TextColumn(width=160),
+        "pages": st.column_config.TextColumn(width=60),
+        "role": st.column_config.TextColumn(width=90),
+        "quote": st.column_config.TextColumn(width=520),
+        "why": st.column_config.TextColumn(width=200),
     }
     event = st.dataframe(
         data,
         hide_index=True,
         column_config=config,
+        row_height=84,  # taller rows wrap a long quote over several lines
         key=f"evidence-table-{st.session_state.evidence_run}",
         on_select="rerun",
         selection_mode="single-row",
@@ -174,10 +216,14 @@ def evidence_table(report: EvidenceReport) -> int | None:
 
 
 def evidence_title(row: EvidenceRow) -> str:
+    """A row's panel label as the chat labels its sources: number, role, title, clause, pages; a
+    warning only where the quote (an LLM's words) was not found in the passage."""
     c = row.citation
-    mark = "✓ verified" if c.verified else "⚠ unverified"
+    role = f"{c.role} · " if c.role else ""
+    mark = "" if c.verified else " · ⚠ quote not found in the passage"
     same = f" · same text in: {'; '.join(same_text_labels(c.same_text_in))}" if c.same_text_in else ""
-    return escape_markdown(f"[{row.n}] {c.label} · {row.role} · {mark}{same}")
+    label = source_label(c.doc, c.section, c.page_start, c.page_end, context().shown_name(c.doc))
+    return escape_markdown(f"[{row.n}] {role}{label}{mark}{same}")
 
 
 page(context())

@@ -807,7 +807,8 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     assert list(df["#"]) == list(range(1, len(df) + 1))
     assert set(df["document"]) == {"HomeShield Household Policy"}  # titles, as everywhere a person reads
     deductible = df[df["section"].str.contains("5.2 Escape of water deductible")]
-    assert (deductible["role"] == "limits").all() and deductible["quote"].str.contains(r"\$750").any()
+    assert (deductible["role"] == "Limit").all() and deductible["quote"].str.contains(r"\$750").any()
+    assert not df["quote"].str.contains(r"\|---|<br>", regex=True).any()  # quotes without Markdown
     summary = shown(at.main.markdown[0].value)
     assert summary.startswith(f"{len(df)} passages on “{ISSUE}”, collected by the deterministic planner (no LLM)"), (
         summary
@@ -817,11 +818,9 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     panels = evidence_panels(at)
     assert len(panels) == len(df)
     second = shown(panels[1].label)
-    assert (
-        second.startswith("[2] HomeShield Household Policy · 2.5 Escape of water")
-        and "covers" in second
-        and "✓ verified" in second
-    )
+    # Labelled as the chat labels sources: number, role in plain words, title, clause, pages.
+    assert re.match(r"\[2\] (Covered|Not covered) · HomeShield Household Policy · 2\.5 Escape of water · pp?\.", second)
+    assert "verified" not in second  # a copied quote always is in its passage
     assert [m for m in panels[1].markdown if "<mark>" in m.value]
     # Page images are drawn on request (every rerun redraws every panel), or for the selected row.
     assert not panels[1].image
@@ -844,15 +843,36 @@ def test_evidence_page_collects_a_table_with_panels_trace_and_downloads(monkeypa
     # Selecting a row opens its panel; the report survives reruns and a visit to the chat.
     at.session_state[table.key] = {"selection": {"rows": [2], "columns": [], "cells": []}}
     at.run()
-    assert [p.proto.expanded for p in evidence_panels(at)].index(True) == 2
+    # The selected row's panel comes first, right under the table, open, with its page.
+    assert [p.proto.expanded for p in evidence_panels(at)].index(True) == 0
     assert sum(p.proto.expanded for p in evidence_panels(at)) == 1
-    assert evidence_panels(at)[2].image  # the selected row's page is shown at once
+    assert shown(evidence_panels(at)[0].label).startswith("[3] ")
+    assert evidence_panels(at)[0].image
     at = open_page(at, "chat")
     assert not at.dataframe and at.chat_input
     at = open_evidence(at)
     assert len(at.dataframe[0].value) == len(df)
     at.button(key="evidence-clear").click().run()
     assert not at.dataframe and at.session_state["evidence"] is None
+
+
+def test_an_evidence_run_that_finds_nothing_offers_no_downloads(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = collect(open_evidence(start()), "xylophone zeppelin quasar")
+    summary = shown(at.main.markdown[0].value)
+    assert summary.startswith("Nothing found on this issue in these documents"), summary
+    assert not at.dataframe and not at.main.download_button and not evidence_panels(at)
+    assert [b.label for b in at.main.button if b.key == "evidence-clear"] == ["Clear"]
+
+
+def test_evidence_rows_are_cards_on_a_phone(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = collect(open_evidence(start()), ISSUE)
+    [table] = at.dataframe
+    cards = [c for c in at.main.markdown if re.match(r"\[\d+\] ", shown(c.value))]
+    assert len(cards) == len(table.value)  # one card per row, drawn for narrow screens
+    css = "".join(h.value for h in at.get("html"))
+    assert "@media (max-width: 640px)" in css and ".st-key-evidence-grid { display: none; }" in css
 
 
 def test_evidence_page_with_an_empty_issue_says_so_in_one_line(monkeypatch, sample_home):

@@ -10,7 +10,7 @@ from policybot.answer.citations import locate_quote
 from policybot.answer.references import Glossary
 from policybot.answer.selection import same_source
 from policybot.core.passages import Passage
-from policybot.core.roles import role_of
+from policybot.core.roles import plain_label, role_of
 from policybot.evidence.quotes import best_quote
 from policybot.schemas import EvidenceRole, EvidenceRow, page_range
 
@@ -52,6 +52,7 @@ class EvidenceTable:
             citation.quote, citation.quote_start, citation.quote_end = hit.chunk.text[start:end], start, end
             citation.verified = end > start
         role = role_of(hit.chunk.section, citation.quote)
+        citation.role = plain_label(hit.chunk.section, citation.quote)  # the chat's words for it, one role model
         row = EvidenceRow(
             n=citation.n,
             citation=citation,
