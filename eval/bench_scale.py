@@ -81,7 +81,7 @@ TARGETS = {  # issue 12, at 100k chunks, lite profile, this 2-core machine
     "ask_p95_ms": 1000,
     "rss_mb": 2048,
     "add_doc_s": 15,
-    "fema_ingest_s": 5,
+    "fema_ingest_s": 3,  # issue 24: the FEMA form in a warm process
 }
 
 
@@ -1239,7 +1239,7 @@ def targets(results: list[dict], fema: dict | None) -> list[tuple[str, str, str,
         out.append(
             (
                 "FEMA form",
-                "32-page Dwelling Form ≤ 5 s warm",
+                f"32-page Dwelling Form ≤ {TARGETS['fema_ingest_s']} s warm",
                 fmt(best["seconds"], " s"),
                 "met" if best["seconds"] <= TARGETS["fema_ingest_s"] else "MISSED",
             )

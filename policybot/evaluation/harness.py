@@ -263,6 +263,7 @@ def run_config(
         "description": config.description,
         "profile": bot.components.profile.name,
         "embedding_model": bot.components.profile.profile.embedding.vector_id,
+        "embedding_backend": bot.components.embedding_backend,
         "settings": {k: getattr(settings, k) for k in _REPORTED_SETTINGS},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "ingestion": ingestion,
