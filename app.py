@@ -19,7 +19,7 @@ configure_process()  # before Streamlit and the model libraries load
 import streamlit as st  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # app_pages/, however the app is started
-from app_pages import sidebar, state  # noqa: E402
+from app_pages import sidebar, sources, state  # noqa: E402
 from policybot.options import AskOptions  # noqa: E402
 from policybot.schemas import DISCLAIMER  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
@@ -36,6 +36,7 @@ def main() -> None:
     state.kiosk_guard(settings)
     session.last_active = time.time()
 
+    st.html(sources.PAGE_CSS)
     st.title("PolicyBot")
     st.caption(DISCLAIMER)
     if settings.kiosk:  # the visitor leaving can clear the screen at once, without waiting for the idle reset

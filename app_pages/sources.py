@@ -17,6 +17,14 @@ from policybot.schemas import Answer, Citation
 from policybot.service import PolicyBot
 
 VERDICTS = {"Right": "right", "Wrong": "wrong"}
+# On a phone a page image scaled to the screen is unreadable: there, a source's page keeps a readable
+# size and scrolls sideways inside its panel (the crop to the quote is what is shown first).
+PAGE_CSS = """<style>
+@media (max-width: 640px) {
+  [data-testid="stExpanderDetails"] [data-testid="stImage"] { overflow-x: auto; }
+  [data-testid="stExpanderDetails"] [data-testid="stImage"] img { width: 640px !important; max-width: none !important; }
+}
+</style>"""
 
 
 def citation_title(
@@ -102,7 +110,10 @@ def render_citation(
         whole = st.toggle("Whole page", key=state_key(f"whole-{key}"), help="Show the whole page, not only the quote")
         for page in pages:
             try:
-                view = bot.library.page_view(c.doc, page, c.quote, dpi=110 if whole else 150, crop=not whole)
+                part = "start" if page == pages[0] else ("end" if page == c.page_end else "")
+                view = bot.library.page_view(
+                    c.doc, page, c.quote, dpi=110 if whole else 150, crop=not whole, passage=c.text, part=part
+                )
             except PolicyBotError as exc:  # the document was deleted, or the page is gone
                 st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
                 return

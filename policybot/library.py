@@ -123,13 +123,23 @@ class Library:
         except ValueError as exc:  # a page number out of range
             raise PolicyBotError(str(exc)) from exc
 
-    def page_view(self, name: str, page: int, quote: str | None = None, dpi: int = 110, crop: bool = True) -> PageView:
-        """One page of a document as a reviewer checks it: cropped to the quote where it is on the page."""
+    def page_view(
+        self,
+        name: str,
+        page: int,
+        quote: str | None = None,
+        dpi: int = 110,
+        crop: bool = True,
+        passage: str | None = None,
+        part: str = "",
+    ) -> PageView:
+        """One page of a document as a reviewer checks it: cropped to the quote where it is on the page,
+        else to the passage's part of it (``part``: "start" or "end" of a passage over pages)."""
         path = self.stored_pdf(name)
         if path is None:
             raise PolicyBotError(f"the PDF of {name} is not stored any more")
         try:
-            return cached_view(str(path), page, quote, dpi, crop)
+            return cached_view(str(path), page, quote, dpi, crop, passage, part)
         except ValueError as exc:
             raise PolicyBotError(str(exc)) from exc
 

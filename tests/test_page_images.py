@@ -223,3 +223,28 @@ def test_the_printed_page_number_where_it_differs_from_the_pdf_page(tmp_path):
     doc.set_page_labels([{"startpage": 0, "prefix": "C", "style": "D", "firstpagenum": 1}])
     doc.save(labelled)
     assert printed_page_label(labelled, 2) == "C2"
+
+
+def test_a_page_of_a_passage_over_pages_is_cropped_to_its_part(tmp_path):
+    from policybot.display.page_images import render_view
+
+    start = "3.4 Accidental damage We will cover sudden and unforeseen damage to the Buildings caused by"
+    end = "any person, provided that the damage was reported to us within thirty days of it happening."
+    doc = pymupdf.open()
+    first = doc.new_page()
+    for i in range(30):
+        first.insert_text((72, 72 + 20 * i), f"Earlier clause line {i} about something else entirely.")
+    first.insert_text((72, 700), start)
+    second = doc.new_page()
+    second.insert_text((72, 90), end)
+    for i in range(25):
+        second.insert_text((72, 140 + 20 * i), f"Later clause line {i} about another matter.")
+    path = tmp_path / "over-pages.pdf"
+    doc.save(path)
+    passage = f"{start} {end}"
+    head = render_view(path, 1, None, dpi=72, passage=passage, part="start")
+    tail = render_view(path, 2, None, dpi=72, passage=passage, part="end")
+    whole = render_view(path, 2, None, dpi=72)
+    assert head.cropped and tail.cropped and not whole.cropped and not head.marked
+    full = _pixmap(whole.png).height
+    assert _pixmap(head.png).height < full / 2 and _pixmap(tail.png).height < full / 2

@@ -28,6 +28,7 @@ RENDER_CACHE_SIZE = 64
 # and is at least this tall, so the clause's heading or the sentence before it is usually in view.
 CROP_MARGIN = 60
 MIN_CROP_HEIGHT = 220
+SIDE_MARGIN = 24
 # A printed page number in a running footer or header: "PAGE 19 OF 30", "Page 4", "- 7 -".
 _PRINTED = re.compile(r"^\s*(?:page\s+(\d{1,4})(?:\s+of\s+\d{1,4})?|[-–]\s*(\d{1,4})\s*[-–])\s*$", re.I)
 
@@ -143,11 +144,18 @@ class PageView:
 
 
 def render_view(
-    pdf_path: str | Path, page_number: int, quote: str | None = None, dpi: int = 110, crop: bool = True
+    pdf_path: str | Path,
+    page_number: int,
+    quote: str | None = None,
+    dpi: int = 110,
+    crop: bool = True,
+    passage: str | None = None,
+    part: str = "",
 ) -> PageView:
     """The page with the quote highlighted and, with ``crop``, cut to a band around it: the width of
-    the page, the quote's lines and ``CROP_MARGIN`` above and below (the whole page when the quote
-    is not on it)."""
+    the page, the quote's lines and ``CROP_MARGIN`` above and below. On a page of a longer
+    ``passage`` without the quote, the band is the passage's own part of the page: from its first
+    words down (``part`` "start"), or from the top to its last words ("end"); else the whole page."""
     if dpi <= 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     with pymupdf.open(pdf_path) as doc:
@@ -161,12 +169,35 @@ def render_view(
             annot.update()
             if crop:
                 clip = _band(page.rect, rects)
+        elif crop and passage and part in ("start", "end"):
+            clip = _passage_band(page, passage, part)
         png = page.get_pixmap(dpi=dpi, annots=True, clip=clip).tobytes("png")
         return PageView(png, bool(rects), clip is not None)
 
 
+# Words of a passage's first or last stretch looked for on a page it spans.
+EDGE_WORDS = 12
+
+
+def _passage_band(page: pymupdf.Page, passage: str, part: str) -> pymupdf.Rect | None:
+    """Where a passage that runs over pages sits on one of them: from its first words to the foot of
+    the page, or from the top of the page to its last words; None when they are not found."""
+    words = passage.split()
+    edge = " ".join(words[:EDGE_WORDS] if part == "start" else words[-EDGE_WORDS:])
+    found = highlight_rects(page, edge)
+    if not found:
+        return None
+    area = page.rect
+    if part == "start":
+        rects = [pymupdf.Rect(area.x0, min(r.y0 for r in found), area.x1, area.y1 - CROP_MARGIN)]
+    else:
+        rects = [pymupdf.Rect(area.x0, area.y0 + CROP_MARGIN, area.x1, max(r.y1 for r in found))]
+    return _band(area, rects)
+
+
 def _band(page: pymupdf.Rect, rects: list[pymupdf.Rect]) -> pymupdf.Rect | None:
-    """The page's width over the quote's lines, with margins; None when that is most of the page."""
+    """The quote's lines with margins: ``CROP_MARGIN`` above and below (at least ``MIN_CROP_HEIGHT``
+    tall) and a little either side of its text column; None when that is most of the page."""
     top = min(r.y0 for r in rects) - CROP_MARGIN
     bottom = max(r.y1 for r in rects) + CROP_MARGIN
     missing = MIN_CROP_HEIGHT - (bottom - top)
@@ -175,7 +206,11 @@ def _band(page: pymupdf.Rect, rects: list[pymupdf.Rect]) -> pymupdf.Rect | None:
     top, bottom = max(page.y0, top), min(page.y1, bottom)
     if bottom - top > 0.8 * page.height:
         return None
-    return pymupdf.Rect(page.x0, top, page.x1, bottom)
+    left = max(page.x0, min(r.x0 for r in rects) - SIDE_MARGIN)
+    right = min(page.x1, max(r.x1 for r in rects) + SIDE_MARGIN)
+    if right - left < 0.5 * page.width:  # a short line: keep the page's width, for its context
+        left, right = page.x0, page.x1
+    return pymupdf.Rect(left, top, right, bottom)
 
 
 def printed_page_label(pdf_path: str | Path, page_number: int) -> str | None:
@@ -207,9 +242,11 @@ def _hex_text(label: str) -> str:
 
 
 @lru_cache(maxsize=RENDER_CACHE_SIZE)
-def cached_view(pdf_path: str, page_number: int, quote: str | None, dpi: int, crop: bool) -> PageView:
+def cached_view(
+    pdf_path: str, page_number: int, quote: str | None, dpi: int, crop: bool, passage: str | None, part: str
+) -> PageView:
     """``render_view`` memoised (stored PDFs are named by their hash: a path's content never changes)."""
-    return render_view(pdf_path, page_number, quote, dpi, crop)
+    return render_view(pdf_path, page_number, quote, dpi, crop, passage, part)
 
 
 @lru_cache(maxsize=RENDER_CACHE_SIZE)
