@@ -35,6 +35,7 @@ def main() -> None:
     # page. Every full run is a visitor's action, so it counts as activity.
     state.kiosk_guard(settings)
     session.last_active = time.time()
+    state.restore_conversation(bot, settings)  # a reload finds its conversation again (never in a kiosk)
 
     st.html(sources.PAGE_CSS)
     st.title("PolicyBot")
@@ -54,6 +55,8 @@ def main() -> None:
     if not settings.kiosk or session.unlocked:  # a visitor sees no machine details
         sidebar.status_box(status, listing)
     chosen = sidebar.scope_box(listing, visitor=not can_edit)
+    if not settings.kiosk:
+        sidebar.conversations_box(bot)
     as_of = session.get(state.key("as_of"))
     options = (sidebar.settings_box(bot, status) if can_edit else AskOptions()).merged(
         docs=chosen, as_of=as_of if as_of != date.today() else None

@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from app_pages.sources import render_citation
-from app_pages.state import PageContext, answer_key, clear_conversation, context, key
+from app_pages.state import PageContext, answer_key, clear_conversation, context, keep_turn, key
 from policybot.display.export import conversation_json, conversation_markdown
 from policybot.display.markup import escape_markdown, literal_block
 from policybot.errors import PolicyBotError
@@ -66,6 +66,13 @@ def render_answer(
         earlier = answer.earlier_edition
         title = escape_markdown(f"Earlier edition: {earlier.file_label}")
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)
+    if latest:  # the last question can be asked again, or in other words
+        again = st.container(horizontal=True)
+        again.button("Ask again", key=key(f"again-{index}"), on_click=ask_again)
+        with again.popover("Edit question"):
+            box = key(f"edit-{index}")
+            st.text_input("Your question", value=answer.question, key=box)
+            st.button("Ask", key=key(f"edit-ask-{index}"), on_click=ask_edited, args=(box,))
     cols = st.columns([1, 1, 3])
     with cols[0].popover("Copy answer"):
         st.code(answer.answer, language=None, wrap_lines=True)
@@ -102,6 +109,19 @@ def greeting(ctx: PageContext) -> None:
 
 def ask_example(question: str) -> None:
     st.session_state["ask_example"] = question
+
+
+def ask_again(question: str | None = None) -> None:
+    """Ask the last question again, or in new words (``question``), in the same conversation: the
+    new answer takes the last one's place."""
+    asked, _ = st.session_state.history.pop()
+    st.session_state["ask_again"] = (question or "").strip() or asked
+
+
+def ask_edited(box: str) -> None:
+    """The Edit popover's Ask: what the box holds now (read here: a value bound when the button
+    was drawn would be the text before the edit)."""
+    ask_again(st.session_state.get(box))
 
 
 def search_alone() -> None:
@@ -188,7 +208,7 @@ def page(ctx: PageContext) -> None:
     if question is not None and not question.strip():
         question = None  # an empty or whitespace-only submit is ignored quietly: no bubble, no error
     alone = state.pop("ask_alone", None)
-    question = question or alone or state.pop("ask_example", None)
+    question = question or alone or state.pop("ask_again", None) or state.pop("ask_example", None)
     if question:
         state.last_active = time.time()
         state.notice = None
@@ -198,6 +218,7 @@ def page(ctx: PageContext) -> None:
             answer = ask(bot, question, ctx.options, alone=question == alone)
         if answer is not None:
             state.history.append((question, answer))
+            keep_turn(bot, bot.settings, question, answer)
             st.rerun()
 
 

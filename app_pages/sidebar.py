@@ -1,5 +1,6 @@
 """The sidebar, drawn on every page: what a question searches (documents, and the date whose
-editions are in force), the answer settings, the status, and the kiosk's admin lock.
+editions are in force), the answer settings, the status, the kept conversations, and the kiosk's
+admin lock.
 
 Controls that change what a question searches live here rather than on a page: Streamlit
 forgets a widget's value on every run that does not draw it.
@@ -12,7 +13,7 @@ from collections import Counter
 
 import streamlit as st
 
-from app_pages.state import key, load_pin_gate, lock_admin
+from app_pages.state import delete_conversation, key, load_pin_gate, lock_admin, open_conversation
 from policybot.display.markup import escape_markdown
 from policybot.options import AskOptions
 from policybot.schemas import DocumentList, Status
@@ -98,3 +99,33 @@ def admin_box(bot: PolicyBot) -> bool:
                 st.rerun()
             st.error(verdict.message)
     return False
+
+
+def conversations_box(bot: PolicyBot) -> None:
+    """The conversations kept on this machine, the last first: open one, or delete it."""
+    kept = bot.conversations.recent()
+    if not kept:
+        return
+    with st.sidebar.expander("Conversations"):
+        current = st.session_state.get("conversation_id")
+        for conversation in kept:
+            row = st.container(horizontal=True, vertical_alignment="center")
+            title = conversation.title if len(conversation.title) <= 48 else conversation.title[:47] + "…"
+            row.button(
+                escape_markdown(title),
+                key=f"open-conversation-{conversation.id}",
+                on_click=open_conversation,
+                args=(bot, conversation.id),
+                disabled=conversation.id == current,
+                help=escape_markdown(
+                    f"{conversation.turns} question(s), last {conversation.updated_at[:16].replace('T', ' ')} UTC"
+                ),
+                width="stretch",
+            )
+            row.button(
+                "Delete",
+                key=f"delete-conversation-{conversation.id}",
+                on_click=delete_conversation,
+                args=(bot, conversation.id),
+                type="tertiary",
+            )

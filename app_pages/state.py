@@ -16,7 +16,7 @@ import streamlit as st
 from policybot.display.kiosk import PinGate, relock_reason
 from policybot.display.markup import escape_markdown
 from policybot.options import AskOptions
-from policybot.schemas import DocumentList
+from policybot.schemas import Answer, DocumentList
 from policybot.service import PolicyBot
 from policybot.settings import Settings
 
@@ -81,7 +81,56 @@ def session() -> dict:
     state.setdefault("evidence", None)  # the last EvidenceReport of this session
     state.setdefault("evidence_run", 0)  # counts evidence runs: each table gets a fresh selection
     state.setdefault("go_to_chat", False)  # set by a kiosk reset: the next visitor starts at the chat
+    state.setdefault("conversation_id", uuid.uuid4().hex[:16])  # its name among the kept conversations
     return state
+
+
+# --- conversations kept on this machine (never in a kiosk) ----------------------------------------
+# The open conversation is named in the page's address (?c=…), so a reload reopens it.
+CONVERSATION_PARAM = "c"
+
+
+def restore_conversation(bot: PolicyBot, settings: Settings) -> None:
+    """At a session's first run: reopen the conversation the address names (a reload, or a link
+    kept). A kiosk keeps no conversation and reads no address."""
+    state = st.session_state
+    if settings.kiosk:
+        st.query_params.pop(CONVERSATION_PARAM, None)
+        return
+    if state.get("restored"):
+        return
+    state.restored = True
+    wanted = st.query_params.get(CONVERSATION_PARAM, "")
+    if not (wanted.isalnum() and len(wanted) <= 32):
+        return
+    turns = bot.conversations.load(wanted)
+    if turns:
+        state.history, state.conversation_id = turns, wanted
+
+
+def keep_turn(bot: PolicyBot, settings: Settings, question: str, answer: Answer) -> None:
+    """Keep the answer just added to the conversation (never in a kiosk) and name the conversation
+    in the page's address."""
+    if settings.kiosk:
+        return
+    state = st.session_state
+    bot.conversations.save_turn(state.conversation_id, len(state.history) - 1, question, answer)
+    st.query_params[CONVERSATION_PARAM] = state.conversation_id
+
+
+def open_conversation(bot: PolicyBot, conversation: str) -> None:
+    """Reopen a kept conversation (the sidebar's list)."""
+    state = st.session_state
+    state.history = bot.conversations.load(conversation)
+    state.conversation_id = conversation
+    state.notice = None
+    st.query_params[CONVERSATION_PARAM] = conversation
+
+
+def delete_conversation(bot: PolicyBot, conversation: str) -> None:
+    bot.conversations.delete(conversation)
+    if st.session_state.get("conversation_id") == conversation:
+        clear_conversation()
 
 
 def answer_key(index: int) -> str:
@@ -112,8 +161,11 @@ def context() -> PageContext:
 
 
 def clear_conversation(reason: str | None = None) -> None:
+    """Start a new conversation (the one before stays kept, outside a kiosk)."""
     st.session_state.history = []
     st.session_state.notice = reason
+    st.session_state.conversation_id = uuid.uuid4().hex[:16]
+    st.query_params.pop(CONVERSATION_PARAM, None)
 
 
 def clear_evidence() -> None:

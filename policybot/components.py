@@ -33,6 +33,7 @@ from policybot.models.profiles import ResolvedProfile, resolve_profile
 from policybot.models.providers import LLMProvider
 from policybot.models.rerank import Reranker, get_reranker
 from policybot.settings import Settings
+from policybot.store.conversations import ConversationStore
 from policybot.store.feedback import FeedbackStore
 from policybot.store.index import DocumentIndex
 from policybot.store.locks import LibraryLock
@@ -148,6 +149,10 @@ class Components:
     @property
     def feedback(self) -> FeedbackStore:
         return self._once("feedback", lambda: FeedbackStore(self.settings.home / "feedback.sqlite"))
+
+    @property
+    def conversations(self) -> ConversationStore:
+        return self._once("conversations", lambda: ConversationStore(self.settings.home / "conversations.sqlite"))
 
     @property
     def llm(self) -> LLMProvider:

@@ -38,6 +38,7 @@ from policybot.warmup import Warmup
 
 if TYPE_CHECKING:
     from policybot.models.llm import ChatLLM
+    from policybot.store.conversations import ConversationStore
 
 __all__ = ["AlreadyDeleted", "PolicyBot", "PolicyBotError"]
 log = logging.getLogger(__name__)
@@ -144,6 +145,11 @@ class PolicyBot:
         """Keep a rating of an answer, with the whole answer, on this machine (one record per
         ``answer_key``: rating it again updates it)."""
         return self.components.feedback.add(answer.question, answer, rating, comment, session, answer_key)
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """The conversations kept on this machine (the app keeps them unless it is a kiosk)."""
+        return self.components.conversations
 
     def mark_citation(
         self,

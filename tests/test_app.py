@@ -250,6 +250,64 @@ def test_a_source_opens_its_pdf_at_the_page_served_by_the_app(monkeypatch, tmp_p
     assert not served.exists()
 
 
+def test_a_conversation_is_kept_across_a_reload_and_can_be_reopened_or_deleted(monkeypatch, tmp_path):
+    home = small_home(tmp_path, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+    at = ask(start(), WATER)
+    conversation = at.query_params["c"][0] if isinstance(at.query_params["c"], list) else at.query_params["c"]
+    kept = PolicyBot(make_settings(home)).conversations
+    assert [q for q, _ in kept.load(conversation)] == [WATER]
+
+    reloaded = AppTest.from_file(str(APP), default_timeout=120)
+    reloaded.query_params["c"] = conversation
+    reloaded.run()
+    assert not reloaded.exception, [e.value for e in reloaded.exception]
+    assert [plain_text(m.markdown[0].value) for m in messages(reloaded, "user")] == [WATER]
+    assert "$750" in plain_text(messages(reloaded, "assistant")[0].markdown[0].value)
+
+    reloaded.button(key="new").click().run()  # a new conversation; the first stays in the list
+    assert not messages(reloaded, "user") and "c" not in reloaded.query_params
+    [listed] = [b for b in reloaded.sidebar.button if b.key == f"open-conversation-{conversation}"]
+    assert shown(listed.label) == WATER and not listed.disabled
+    listed.click().run()
+    assert [plain_text(m.markdown[0].value) for m in messages(reloaded, "user")] == [WATER]
+    reloaded.sidebar.button(key=f"delete-conversation-{conversation}").click().run()
+    assert kept.load(conversation) == [] and not messages(reloaded, "user")
+    assert not [b for b in reloaded.sidebar.button if b.key.startswith("open-conversation-")]
+
+
+def test_the_last_question_can_be_asked_again_or_in_other_words(monkeypatch, tmp_path):
+    home = small_home(tmp_path, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+    at = ask(start(), WATER)
+    at.button(key="again-0").click().run()
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == [WATER]  # replaced, not added
+    at.text_input(key="edit-0").set_value("What is the subsidence deductible?")
+    at.button(key="edit-ask-0").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == ["What is the subsidence deductible?"]
+    assert "$2,500" in plain_text(messages(at, "assistant")[0].markdown[0].value)
+    conversation = at.session_state["conversation_id"]
+    kept = PolicyBot(make_settings(home)).conversations.load(conversation)
+    assert [q for q, _ in kept] == ["What is the subsidence deductible?"]
+
+
+def test_a_kiosk_keeps_no_conversation_and_opens_none_from_the_address(monkeypatch, sample_home):
+    use_home(monkeypatch, sample_home)
+    at = ask(start(), WATER)  # outside the kiosk: kept
+    kept = at.session_state["conversation_id"]
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="2468")
+    visitor = AppTest.from_file(str(APP), default_timeout=120)
+    visitor.query_params["c"] = kept
+    visitor.run()
+    assert not messages(visitor, "user")  # the address opens nothing in a kiosk
+    assert not [e for e in visitor.sidebar.expander if e.label == "Conversations"]
+    store = PolicyBot(make_settings(sample_home)).conversations
+    before = len(store.recent())
+    visitor = ask(visitor, "What is the subsidence deductible?")
+    assert len(store.recent()) == before and "c" not in visitor.query_params
+
+
 def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="2468")
     at = ask(start(), WATER)
