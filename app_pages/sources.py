@@ -123,7 +123,8 @@ def render_citation(
                 " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
             )
             st.image(view.png, caption=caption)
-        url = served_pdf(c.doc)
+        # Not for a kiosk's visitors: a new tab in a kiosk browser (no tab bar) has no way back.
+        url = served_pdf(c.doc) if reviewer else None
         if url is not None:
             st.link_button(f"Open the PDF at page {c.page_start}", f"{url}#page={c.page_start}")
         pdf = bot.library.stored_pdf(c.doc)

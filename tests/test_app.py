@@ -313,6 +313,8 @@ def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):
     at = ask(start(), WATER)
     [assistant] = messages(at, "assistant")
     assert assistant.expander and not any(e.segmented_control for e in assistant.expander)
+    # No PDF opened in a new tab either: a kiosk browser has no tab bar to come back.
+    assert not any("Open the PDF" in b.proto.label for e in assistant.expander for b in e.get("link_button"))
 
 
 def searched_as(message) -> str | None:
