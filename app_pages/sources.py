@@ -101,7 +101,7 @@ def render_citation(
             where = f"{c.doc} · {c.section or 'no section'}"
             score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
             st.caption(escape_markdown(where + score))
-        st.markdown(highlight_html(c.text, c.quote_start, c.quote_end), unsafe_allow_html=True)
+        st.markdown(highlight_html(c.text, c.quote_start, c.quote_end, c.also_quoted), unsafe_allow_html=True)
         if marked is not None and reviewer:
             mark_source(bot, c, marked, key)
         pages = _pages(c)
@@ -111,8 +111,9 @@ def render_citation(
         for page in pages:
             try:
                 part = "start" if page == pages[0] else ("end" if page == c.page_end else "")
+                also = tuple(c.text[s:e] for s, e in c.also_quoted)
                 view = bot.library.page_view(
-                    c.doc, page, c.quote, dpi=110 if whole else 150, crop=not whole, passage=c.text, part=part
+                    c.doc, page, c.quote, 110 if whole else 150, not whole, passage=c.text, part=part, also=also
                 )
             except PolicyBotError as exc:  # the document was deleted, or the page is gone
                 st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))

@@ -132,14 +132,16 @@ class Library:
         crop: bool = True,
         passage: str | None = None,
         part: str = "",
+        also: tuple[str, ...] = (),
     ) -> PageView:
         """One page of a document as a reviewer checks it: cropped to the quote where it is on the page,
-        else to the passage's part of it (``part``: "start" or "end" of a passage over pages)."""
+        else to the passage's part of it (``part``: "start" or "end" of a passage over pages); the
+        ``also`` quotes of the passage are highlighted too."""
         path = self.stored_pdf(name)
         if path is None:
             raise PolicyBotError(f"the PDF of {name} is not stored any more")
         try:
-            return cached_view(str(path), page, quote, dpi, crop, passage, part)
+            return cached_view(str(path), page, quote, dpi, crop, passage, part, also)
         except ValueError as exc:
             raise PolicyBotError(str(exc)) from exc
 

@@ -202,6 +202,10 @@ class Citation(BaseModel):
     quote: str | None = Field(None, description="The span of the chunk that supports the answer")
     quote_start: int | None = Field(None, description="Character offset of the quote in text")
     quote_end: int | None = None
+    also_quoted: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="Other spans of the chunk the answer quotes (the conditions it depends on), as (start, end)",
+    )
     verified: bool = Field(False, description="The quoted or cited words were found in the chunk")
     same_text_in: list[str] = Field(
         default_factory=list, description="Other documents with (nearly) the same passage, as 'doc, p.X' labels"

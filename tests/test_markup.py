@@ -100,3 +100,11 @@ def test_highlight_html_without_span_and_with_odd_offsets():
     assert "<mark>" not in highlight_html("abc", 2, 2)
     assert "<mark>" not in highlight_html("abc", 3, 1)
     assert highlight_html("abc", 1, 99) == '<div style="white-space: pre-wrap">a<mark>bc</mark></div>'
+
+
+def test_highlight_html_marks_every_quote_of_a_passage_once():
+    text = "Cover applies. Unless the home is empty. Claims within 30 days."
+    html_out = highlight_html(text, 0, 14, [(15, 40), (20, 30), (41, 64)])
+    assert html_out.count("<mark>") == 3  # the overlapping span is one mark with the one it is in
+    assert plain_text(html_out.split("<mark>")[2].split("</mark>")[0]) == "Unless the home is empty."
+    assert plain_text(html_out) == text

@@ -248,3 +248,12 @@ def test_a_page_of_a_passage_over_pages_is_cropped_to_its_part(tmp_path):
     assert head.cropped and tail.cropped and not whole.cropped and not head.marked
     full = _pixmap(whole.png).height
     assert _pixmap(head.png).height < full / 2 and _pixmap(tail.png).height < full / 2
+
+
+def test_the_other_quotes_of_a_passage_are_highlighted_on_its_page(policy):
+    from policybot.display.page_images import render_view
+
+    only_also = render_view(policy, 1, "words that are nowhere in the policy at all", dpi=72, also=(DEFINITION,))
+    assert only_also.marked and only_also.cropped
+    both = render_view(policy, 1, DEFINITION, dpi=72, crop=False, also=(DEFINITION_REFLOWED,))
+    assert both.marked and both.png != render_page(policy, 1, dpi=72)

@@ -506,6 +506,11 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
     )
     assert all(line.endswith("[1]") for line in depends)
     assert not any("payment is made to you" in line for line in depends)  # no condition in it
+    # Each condition is highlighted in its passage too, beside the quote.
+    [cited] = [c for c in answer.citations if c.n == 1]
+    also = [" ".join(guide[s:e].split()) for s, e in cited.also_quoted]
+    assert "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim." in also
+    assert len(also) == len(depends)
 
 
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):

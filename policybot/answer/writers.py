@@ -154,7 +154,9 @@ class ExtractiveWriter:
                 lines.append(f'{i}. {role}"{shown}" [{src.n}] — {labels[src.n]}{note}')
             conditions = _conditions(items, closeness)
             if conditions:
-                lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text in conditions]
+                lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text, _ in conditions]
+            for n, _, span in conditions:  # highlighted in the passage and on its page too
+                quoted[n] = quoted[n].model_copy(update={"also_quoted": [*quoted[n].also_quoted, span]})
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
 
@@ -304,22 +306,22 @@ def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
     return lambda unit: 1.0 if unit == naming else 0.0
 
 
-def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str]]:
+def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str, tuple[int, int]]]:
     """The conditional sentences of the quoted passages that were not quoted already, closest to
-    the question first: what the answer holds under, each with its source."""
+    the question first: what the answer holds under, each with its source and its span there."""
     retrieved = [(src, shown) for src, shown, _ in items if not src.referenced_by]
     units = [(src, shown, s, e) for src, shown in retrieved for s, e in quote_units(src.text, _heading_end(src))]
     best = max((closeness(src.text[s:e]) for src, _, s, e in units), default=0.0)
-    found: list[tuple[float, int, str]] = []
+    found: list[tuple[float, int, str, tuple[int, int]]] = []
     for src, shown, s, e in units:
         unit = " ".join(src.text[s:e].split())
         if unit in " ".join(shown.split()) or not _CONDITION.search(unit) or len(unit) > 400:
             continue
         score = closeness(src.text[s:e])
         if score > 0 and score >= CONDITION_SHARE * best:
-            found.append((score, src.n, unit))
+            found.append((score, src.n, unit, (s, e)))
     found.sort(key=lambda f: -f[0])
-    return [(n, unit) for _, n, unit in found[:MAX_CONDITIONS]]
+    return [(n, unit, span) for _, n, unit, span in found[:MAX_CONDITIONS]]
 
 
 def _clause_heading(src: Citation) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import re
 import string
+from typing import Sequence
 
 # CommonMark lets any ASCII punctuation be backslash-escaped, and an escaped character is
 # always literal: no link, image, emphasis, maths ("$"), list or heading, and none of
@@ -68,19 +69,28 @@ def plain_text(fragment: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
-def highlight_html(text: str, start: int | None, end: int | None) -> str:
-    """The text as literal, whitespace-preserving HTML, with text[start:end] in <mark>.
+def highlight_html(text: str, start: int | None, end: int | None, also: Sequence[tuple[int, int]] = ()) -> str:
+    """The text as literal, whitespace-preserving HTML, with text[start:end] (and each ``also``
+    span: other quotes of the same passage) in <mark>.
 
     Every punctuation mark and newline is a character reference (``markup.literal_html``), so
     the fragment is one line of raw HTML in which neither tags nor Markdown can appear.
     """
-    if start is None or end is None:
-        body = literal_html(text)
-    else:
-        lo, hi = max(0, min(start, len(text))), max(0, min(end, len(text)))
-        # Offsets index the raw text, so each part is escaped on its own.
-        body = literal_html(text[:lo])
-        if hi > lo:
-            body += f"<mark>{literal_html(text[lo:hi])}</mark>"
-        body += literal_html(text[max(lo, hi) :])
+    spans = [(start, end)] if start is not None and end is not None else []
+    spans += list(also)
+    clipped = sorted((max(0, min(a, len(text))), max(0, min(b, len(text)))) for a, b in spans)
+    merged: list[list[int]] = []
+    for lo, hi in clipped:
+        if hi <= lo:
+            continue
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    # Offsets index the raw text, so each part is escaped on its own.
+    body, at = "", 0
+    for lo, hi in merged:
+        body += literal_html(text[at:lo]) + f"<mark>{literal_html(text[lo:hi])}</mark>"
+        at = hi
+    body += literal_html(text[at:])
     return f'<div style="white-space: pre-wrap">{body}</div>'

@@ -151,16 +151,18 @@ def render_view(
     crop: bool = True,
     passage: str | None = None,
     part: str = "",
+    also: tuple[str, ...] = (),
 ) -> PageView:
-    """The page with the quote highlighted and, with ``crop``, cut to a band around it: the width of
-    the page, the quote's lines and ``CROP_MARGIN`` above and below. On a page of a longer
-    ``passage`` without the quote, the band is the passage's own part of the page: from its first
-    words down (``part`` "start"), or from the top to its last words ("end"); else the whole page."""
+    """The page with the quote (and the ``also`` quotes of the same passage) highlighted and, with
+    ``crop``, cut to a band around them: the quotes' lines and ``CROP_MARGIN`` above and below. On a
+    page of a longer ``passage`` without a quote, the band is the passage's own part of the page:
+    from its first words down (``part`` "start"), or from the top to its last words ("end"); else
+    the whole page."""
     if dpi <= 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     with pymupdf.open(pdf_path) as doc:
         page = _page(doc, page_number)
-        rects = highlight_rects(page, quote) if quote else []
+        rects = [r for q in (quote, *also) if q for r in highlight_rects(page, q)]
         clip = None
         if rects:
             annot = page.add_highlight_annot(rects)  # in memory only, never saved
@@ -243,10 +245,17 @@ def _hex_text(label: str) -> str:
 
 @lru_cache(maxsize=RENDER_CACHE_SIZE)
 def cached_view(
-    pdf_path: str, page_number: int, quote: str | None, dpi: int, crop: bool, passage: str | None, part: str
+    pdf_path: str,
+    page_number: int,
+    quote: str | None,
+    dpi: int,
+    crop: bool,
+    passage: str | None,
+    part: str,
+    also: tuple[str, ...] = (),
 ) -> PageView:
     """``render_view`` memoised (stored PDFs are named by their hash: a path's content never changes)."""
-    return render_view(pdf_path, page_number, quote, dpi, crop, passage, part)
+    return render_view(pdf_path, page_number, quote, dpi, crop, passage, part, also)
 
 
 @lru_cache(maxsize=RENDER_CACHE_SIZE)
