@@ -199,7 +199,7 @@ def test_a_view_is_cropped_to_the_quote_and_whole_on_request(policy):
     assert cropped.marked and cropped.cropped and whole.marked and not whole.cropped
     assert not absent.marked and not absent.cropped  # nothing to crop to: the whole page
     crop, full = _pixmap(cropped.png), _pixmap(whole.png)
-    assert crop.width == full.width and 200 <= crop.height < full.height / 2
+    assert crop.width <= full.width and 200 <= crop.height < full.height / 2
     with pymupdf.open(policy) as doc:
         rects = highlight_rects(doc[0], DEFINITION_REFLOWED)
     assert whole.png == render_page(policy, 1, DEFINITION_REFLOWED, dpi=72)
