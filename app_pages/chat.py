@@ -66,6 +66,11 @@ def render_answer(
         earlier = answer.earlier_edition
         title = escape_markdown(f"Earlier edition: {earlier.file_label}")
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)
+    answer_actions(bot, answer, index, latest)
+
+
+def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> None:
+    """Under an answer: ask the last question again or in other words, copy, rate."""
     if latest:  # the last question can be asked again, or in other words
         again = st.container(horizontal=True)
         again.button("Ask again", key=key(f"again-{index}"), on_click=ask_again)

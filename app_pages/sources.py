@@ -107,36 +107,46 @@ def render_citation(
         pages = _pages(c)
         if page_on_request and not st.toggle(_show_pages(pages), key=state_key(f"page-{key}")):
             return
-        whole = st.toggle("Whole page", key=state_key(f"whole-{key}"), help="Show the whole page, not only the quote")
-        for page in pages:
-            try:
-                part = "start" if page == pages[0] else ("end" if page == c.page_end else "")
-                also = tuple(c.text[s:e] for s, e in c.also_quoted)
-                view = bot.library.page_view(
-                    c.doc, page, c.quote, 110 if whole else 150, not whole, passage=c.text, part=part, also=also
-                )
-            except PolicyBotError as exc:  # the document was deleted, or the page is gone
-                st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
-                return
-            own = printed if page == c.page_start else bot.library.printed_page(c.doc, page)
-            caption = f"{c.title or c.doc}, page {page}" + (f" (printed page {own})" if own else "")
-            caption += (
-                " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
+        if page_images(bot, c, key, pages, printed):
+            pdf_links(bot, c, key, reviewer)
+
+
+def page_images(bot: PolicyBot, c: Citation, key: str, pages: list[int], printed: str | None) -> bool:
+    """Each page of the passage, cropped to the quote unless the whole page is asked for, captioned
+    with its printed number; False when the document or the page is gone (said in a line)."""
+    whole = st.toggle("Whole page", key=state_key(f"whole-{key}"), help="Show the whole page, not only the quote")
+    also = tuple(c.text[s:e] for s, e in c.also_quoted)
+    for page in pages:
+        part = "start" if page == pages[0] else ("end" if page == c.page_end else "")
+        try:
+            view = bot.library.page_view(
+                c.doc, page, c.quote, 110 if whole else 150, not whole, passage=c.text, part=part, also=also
             )
-            st.image(view.png, caption=caption)
-        # Not for a kiosk's visitors: a new tab in a kiosk browser (no tab bar) has no way back.
-        url = served_pdf(c.doc) if reviewer else None
-        if url is not None:
-            st.link_button(f"Open the PDF at page {c.page_start}", f"{url}#page={c.page_start}")
-        pdf = bot.library.stored_pdf(c.doc)
-        if pdf is not None:
-            st.download_button(
-                escape_markdown(f"Download {c.doc if reviewer else 'the document'} (see page {c.page_start})"),
-                data=lambda: pdf.read_bytes(),  # read only when clicked, not on every rerun
-                file_name=c.doc,
-                mime="application/pdf",
-                key=state_key(f"dl-{key}"),
-            )
+        except PolicyBotError as exc:  # the document was deleted, or the page is gone
+            st.caption(escape_markdown(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+            return False
+        own = printed if page == c.page_start else bot.library.printed_page(c.doc, page)
+        caption = f"{c.title or c.doc}, page {page}" + (f" (printed page {own})" if own else "")
+        caption += " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
+        st.image(view.png, caption=caption)
+    return True
+
+
+def pdf_links(bot: PolicyBot, c: Citation, key: str, reviewer: bool) -> None:
+    """The PDF opened at the page in the browser's own viewer, and downloaded."""
+    # Not for a kiosk's visitors: a new tab in a kiosk browser (no tab bar) has no way back.
+    url = served_pdf(c.doc) if reviewer else None
+    if url is not None:
+        st.link_button(f"Open the PDF at page {c.page_start}", f"{url}#page={c.page_start}")
+    pdf = bot.library.stored_pdf(c.doc)
+    if pdf is not None:
+        st.download_button(
+            escape_markdown(f"Download {c.doc if reviewer else 'the document'} (see page {c.page_start})"),
+            data=lambda: pdf.read_bytes(),  # read only when clicked, not on every rerun
+            file_name=c.doc,
+            mime="application/pdf",
+            key=state_key(f"dl-{key}"),
+        )
 
 
 # The stored PDFs the app serves itself (Streamlit's static serving of ./static, switched on in
