@@ -123,3 +123,20 @@ def test_int8_vectors_live_in_an_index_of_their_own(models_dir, tmp_path):
     listing = plain.library.documents()
     assert [d.name for d in listing.documents] == [SAMPLE_POLICY.name]
     assert [d.name for d in listing.other_models] == [SAMPLE_POLICY.name]
+
+
+def test_doctor_names_the_backend_and_the_export_command(models_dir, tmp_path):
+    from policybot.doctor import run_checks
+
+    def backend_check(**overrides):
+        bot = PolicyBot(make_settings(tmp_path / "home", device="cpu", **overrides))
+        [check] = [c for c in run_checks(bot, ollama_client=object()).checks if c.name == "embedding backend"]
+        return check
+
+    exported = backend_check(models_dir=models_dir)
+    assert exported.ok and exported.detail.startswith("onnx") and exported.fix is None
+    missing = backend_check()
+    assert not missing.ok and not missing.required and missing.fix == "policybot models export-onnx"
+    asked = backend_check(embedding_backend="onnx")
+    assert not asked.ok and asked.required and "export-onnx" in (asked.fix or "")
+    assert backend_check(embedding_backend="torch").ok
