@@ -146,7 +146,7 @@ def test_question_answer_and_citation_in_browser(tmp_path):
                 )
 
                 first.locator("summary").click()
-                quote = first.locator("mark")
+                quote = first.locator("mark").first  # the quote; the conditions it depends on are marked after it
                 quote.wait_for(state="visible")
                 image = first.locator('[data-testid="stImage"] img')
                 image.wait_for(state="visible")
@@ -384,7 +384,7 @@ def test_evidence_table_in_browser(tmp_path):
                 header, row_height = 35, 84  # Streamlit's header row; the table's tall rows (quotes wrap)
                 page.mouse.click(box["x"] + 15, box["y"] + header + row_height + row_height / 2)
                 opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=TITLE))
-                opened.first.locator("mark").wait_for(state="visible")
+                opened.first.locator("mark").first.wait_for(state="visible")
                 assert opened.count() == 1
                 title = opened.first.locator("summary").inner_text()
                 assert "[2]" in title and "2.5 Escape of water" in title and "verified" not in title, title
@@ -547,3 +547,54 @@ def test_the_next_kiosk_visitor_finds_nothing_of_the_last_in_browser(tmp_path):
 
         type_question(page, chat, "What is not covered?", 1)  # the next visitor's own first answer
         assert QUESTION not in page.locator("body").inner_text(), log_tail(log)
+
+
+def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(tmp_path):
+    """Issue 22: the same conversation at 1400×1000, 1280×720 and 390×844 (each a reload, which
+    reopens it from the address): the source's page cropped to the quote, buttons whole at 1280,
+    and on a phone a readable page image and evidence cards instead of the grid."""
+    with sample_chat(tmp_path, width=1400, height=1000) as (page, chat, log):
+        type_question(page, chat, SLOW_LEAK, 1)
+        assert "?c=" in page.url, page.url  # the conversation is named in the address
+        message = page.get_by_test_id("stChatMessage").nth(1)
+        panel = message.locator("details").filter(has=page.locator("summary", has_text="Not covered")).first
+        panel.locator("summary").click()
+        image = panel.locator('[data-testid="stImage"] img').first
+        image.wait_for(state="visible")
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+        width, height = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+        assert height < width, (width, height)  # a band around the quote, not the whole page
+        shots = Path(SCREENSHOT_DIR) if SCREENSHOT_DIR else tmp_path
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "size-1400.png"))
+
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.reload()
+        page.get_by_text(SLOW_LEAK).first.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)  # reopened
+        for name in ("New conversation", "Export Markdown", "Export JSON"):
+            button = page.get_by_role("button", name=name).first
+            assert button.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), f"{name} is cut at 1280 px"
+        page.screenshot(path=str(shots / "size-1280.png"))
+
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.reload()
+        page.get_by_text(SLOW_LEAK).first.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+        message = page.get_by_test_id("stChatMessage").nth(1)
+        panel = message.locator("details").filter(has=page.locator("summary", has_text="Not covered")).first
+        panel.locator("summary").click()
+        image = panel.locator('[data-testid="stImage"] img').first
+        image.wait_for(state="visible")
+        assert image.evaluate("img => img.getBoundingClientRect().width") >= 600  # readable; it scrolls sideways
+        page.screenshot(path=str(shots / "size-390.png"))
+
+        page.goto(page.url.split("?")[0] + "evidence")
+        issue = page.get_by_label("Issue", exact=True)
+        issue.wait_for(state="visible")
+        issue.fill("escape of water")
+        page.get_by_role("button", name="Collect evidence").click()
+        cards = page.locator(".st-key-evidence-cards")
+        cards.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+        assert not page.locator(".st-key-evidence-grid").is_visible()  # the grid is for wide screens
+        assert "Limit · HomeShield Household Policy" in cards.inner_text()
+        page.screenshot(path=str(shots / "size-390-evidence.png"))
+        assert "Traceback" not in page.locator("body").inner_text(), log_tail(log)
