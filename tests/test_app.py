@@ -1111,3 +1111,34 @@ def test_a_kiosk_visitor_is_offered_the_documents_in_force_by_title(monkeypatch,
     assert scope.options == ["HomeShield Household Policy"] and scope.value == [SAMPLE]
     listed = [shown(c.value) for c in open_page(at, "library").main.caption]
     assert "HomeShield Household Policy" in listed and not [c for c in listed if ".pdf" in c]
+
+
+# --- glyphs ---------------------------------------------------------------------------------
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+def test_the_apps_own_text_uses_only_glyphs_a_kiosk_font_has():
+    """Issue 22: kiosk browsers often have no emoji font, and a missing glyph shows as an empty box.
+    Every non-ASCII character in the text the app writes itself (its pages, the display helpers)
+    is in DejaVu Sans, Debian's default; the language names of the answer settings (in their own
+    scripts, for reviewers) and the browser tab's icon are the exceptions."""
+    if not DEJAVU.is_file():
+        pytest.skip("DejaVu Sans is not installed here (fonts-dejavu-core)")
+    import ast
+
+    import pymupdf
+
+    from app_pages.sidebar import LANGUAGES
+
+    font = pymupdf.Font(fontfile=str(DEJAVU))
+    allowed = set("".join(LANGUAGES)) | {"📄"}  # the tab icon: no tab bar in a kiosk browser
+    root = APP.parent
+    files = [APP, *sorted((root / "app_pages").glob("*.py")), *sorted((root / "policybot" / "display").glob("*.py"))]
+    missing = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for ch in node.value:
+                    if ord(ch) > 127 and ch not in allowed and not font.has_glyph(ord(ch)):
+                        missing.setdefault(ch, path.name)
+    assert not missing, {f"U+{ord(ch):04X} {ch}": where for ch, where in missing.items()}
