@@ -100,14 +100,16 @@ clean:
 BUNDLE ?= dist/policybot-kiosk
 BUNDLE_EXTRAS ?= app,smallllm
 TESSERACT_DEBS ?= tesseract-ocr tesseract-ocr-eng
+# What a bare Debian system (minbase) lacks to run the install: Python with venv, and make.
+BASE_DEBS ?= python3 python3-venv make
 bundle: | $(BIN)/python
 	rm -rf "$(BUNDLE)" && mkdir -p "$(BUNDLE)/wheels" "$(BUNDLE)/debs" "$(BUNDLE)/app"
 	git archive --format=tar HEAD | tar -x -C "$(BUNDLE)/app"
 	$(BIN)/pip wheel $(PIP_FLAGS) --wheel-dir "$(BUNDLE)/wheels" pip setuptools wheel "$(TORCH_SPEC)" ".[$(BUNDLE_EXTRAS)]"
 	@if command -v apt-get >/dev/null 2>&1; then \
 		cd "$(BUNDLE)/debs" && apt-get download $$(apt-cache depends --recurse --no-recommends --no-suggests \
-			--no-conflicts --no-breaks --no-replaces --no-enhances $(TESSERACT_DEBS) | grep '^[a-z]' | sort -u) \
-			>/dev/null 2>&1 || echo "note: could not fetch the Tesseract packages; scanned pages will need them"; \
+			--no-conflicts --no-breaks --no-replaces --no-enhances $(BASE_DEBS) $(TESSERACT_DEBS) | grep '^[a-z]' | sort -u) \
+			>/dev/null 2>&1 || echo "note: could not fetch the Debian packages (Python, make, Tesseract); the kiosk will need them"; \
 	fi
 	cd "$(dir $(BUNDLE))" && tar czf "$(notdir $(BUNDLE)).tar.gz" "$(notdir $(BUNDLE))"
 	@du -sh "$(BUNDLE)" "$(BUNDLE).tar.gz"
