@@ -111,6 +111,13 @@ bundle: | $(BIN)/python
 			--no-conflicts --no-breaks --no-replaces --no-enhances $(BASE_DEBS) $(TESSERACT_DEBS) | grep '^[a-z]' | sort -u) \
 			>/dev/null 2>&1 || echo "note: could not fetch the Debian packages (Python, make, Tesseract); the kiosk will need them"; \
 	fi
+	@printf '%s\n' '#!/bin/sh' \
+		'# A bare Debian kiosk, as root, with no network: Python, venv, make and Tesseract from ./debs.' \
+		'# dpkg in passes: a pre-dependency is only usable once the pass before has configured it.' \
+		'cd "$$(dirname "$$0")/debs" || exit 2' \
+		'for pass in 1 2 3 4 5; do dpkg -i --skip-same-version ./*.deb >/dev/null 2>&1 && exit 0; done' \
+		'dpkg -i --skip-same-version ./*.deb' > "$(BUNDLE)/install-system.sh"
+	chmod +x "$(BUNDLE)/install-system.sh"
 	cd "$(dir $(BUNDLE))" && tar czf "$(notdir $(BUNDLE)).tar.gz" "$(notdir $(BUNDLE))"
 	@du -sh "$(BUNDLE)" "$(BUNDLE).tar.gz"
 
