@@ -93,3 +93,16 @@ def test_status_names_the_models_and_the_llm_or_why_there_is_none(tmp_path):
         bot.components.llm.forget()
         online = bot.status()
     assert online.llm == "gemma3n:e4b" and online.llm_notice is None
+
+
+def test_a_remote_ollama_that_goes_down_leaves_answers_as_quotes_with_one_line(tmp_path, policy):
+    """Issue 23: the server answered the first question, then stopped. The next question is still
+    answered, from the documents' own words, with one plain line, and no traceback."""
+    with FakeOllama(["gemma3n:e4b"], [EXPANSION, ANSWER]) as server:
+        bot = _bot(tmp_path, policy, server.url)
+        first = bot.ask("What does Insured Person mean?")
+    assert first.mode == "generated"
+    after = bot.ask("What does Insured Person mean?")  # the server is gone now
+    assert after.mode == "extractive" and "spouse or partner" in after.answer
+    assert after.notice and "\n" not in after.notice and "Traceback" not in after.notice
+    assert after.citations and after.citations[0].quote
