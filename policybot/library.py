@@ -14,7 +14,7 @@ from policybot.core.editions import current_editions, superseded
 from policybot.core.roles import role_of
 from policybot.core.rows import DocumentRow
 from policybot.core.text import TITLE_NUMBER
-from policybot.display.page_images import PageView, cached_label, cached_render, cached_view
+from policybot.display.page_images import PageView, cached_label, cached_view
 from policybot.errors import AlreadyDeleted, PolicyBotError
 from policybot.models.profiles import EmbeddingModel, model_with_vector_id
 from policybot.schemas import DeleteReport, DocumentInfo, DocumentList
@@ -112,16 +112,6 @@ class Library:
         row = self.components.registry.by_name(self.components.index.collection, name)
         path = Path(row.stored_path) if row is not None else None
         return path if path is not None and path.is_file() else None
-
-    def page_image(self, name: str, page: int, quote: str | None = None, dpi: int = 110) -> bytes:
-        """A PNG of one page of a document, with the quote highlighted when it is found there."""
-        path = self.stored_pdf(name)
-        if path is None:
-            raise PolicyBotError(f"the PDF of {name} is not stored any more")
-        try:
-            return cached_render(str(path), page, quote, dpi)
-        except ValueError as exc:  # a page number out of range
-            raise PolicyBotError(str(exc)) from exc
 
     def page_view(
         self,
