@@ -223,7 +223,7 @@ def page(ctx: PageContext) -> None:
             answer = ask(bot, question, ctx.options, alone=question == alone)
         if answer is not None:
             state.history.append((question, answer))
-            keep_turn(bot, bot.settings, question, answer)
+            keep_turn(bot, question, answer)
             st.rerun()
 
 

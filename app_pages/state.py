@@ -108,10 +108,10 @@ def restore_conversation(bot: PolicyBot, settings: Settings) -> None:
         state.history, state.conversation_id = turns, wanted
 
 
-def keep_turn(bot: PolicyBot, settings: Settings, question: str, answer: Answer) -> None:
+def keep_turn(bot: PolicyBot, question: str, answer: Answer) -> None:
     """Keep the answer just added to the conversation (never in a kiosk) and name the conversation
     in the page's address."""
-    if settings.kiosk:
+    if bot.settings.kiosk:
         return
     state = st.session_state
     bot.conversations.save_turn(state.conversation_id, len(state.history) - 1, question, answer)
@@ -134,10 +134,10 @@ def delete_conversation(bot: PolicyBot, conversation: str) -> None:
 
 
 def answer_key(index: int) -> str:
-    """The name of the answer at ``index`` of this visit's conversation: its feedback and its
-    citations' marks are one record each under it, updated when given again."""
-    state = st.session_state
-    return f"{state.get('session_id', '')}/{state.get('visit', 0)}/{index}"
+    """The name of the answer at ``index`` of the open conversation: its feedback and its citations'
+    marks are one record each under it, updated when given again. A new conversation (and a kiosk's
+    next visitor) has a new id, so its first answer is never taken for an earlier conversation's."""
+    return f"{st.session_state.conversation_id}/{index}"
 
 
 def key(name: str) -> str:

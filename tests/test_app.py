@@ -308,6 +308,25 @@ def test_a_kiosk_keeps_no_conversation_and_opens_none_from_the_address(monkeypat
     assert len(store.recent()) == before and "c" not in visitor.query_params
 
 
+def test_the_first_answer_of_a_new_conversation_is_not_taken_for_the_last_ones(monkeypatch, tmp_path):
+    home = small_home(tmp_path, SAMPLE_POLICY)
+    use_home(monkeypatch, home)
+
+    def mark_first(at: AppTest, verdict: str) -> None:
+        panel = messages(at, "assistant")[0].expander[0]
+        panel.segmented_control[0].set_value(verdict).run()
+        next(b for b in messages(at, "assistant")[0].expander[0].button if b.label == "Save mark").click().run()
+
+    at = ask(start(), WATER)
+    mark_first(at, "Right")
+    at.button(key="new").click().run()
+    at = ask(at, WATER)
+    mark_first(at, "Wrong")
+    marks = PolicyBot(make_settings(home)).components.feedback.marks()
+    assert [m["verdict"] for m in marks] == ["right", "wrong"]  # two answers, two marks: none overwritten
+    assert len({m["answer_key"] for m in marks}) == 2
+
+
 def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="2468")
     at = ask(start(), WATER)

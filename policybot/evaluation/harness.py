@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
-from policybot.core.rows import doc_of
+from policybot.core.rows import ChunkRow, doc_of
 from policybot.evaluation import answer_quality
 from policybot.evaluation.answer_quality import conditions_stated, gold_in_answer, unsupported_sentences
 from policybot.evaluation.datasets import Dataset, Question, load_dataset
@@ -293,18 +293,21 @@ def _index(bot: PolicyBot, dataset: Dataset) -> tuple[dict[str, str], list[tuple
 
 def library_chunks(bot: PolicyBot) -> list[tuple[str, str, str]]:
     """Every chunk of the library as (chunk id, document name, text): what relevance is judged on."""
+    names = {d.doc_id: d.name for d in bot.components.index.documents()}
+    rows = _chunk_rows(bot)
+    return [(cid, names[doc_of(cid)], row.text) for cid, row in rows.items() if doc_of(cid) in names]
+
+
+def _chunk_rows(bot: PolicyBot) -> dict[str, ChunkRow]:
+    """Every registered chunk of the library's collection, by id."""
     c = bot.components
     collection = c.index.collection
-    names = {d.doc_id: d.name for d in c.index.documents()}
-    rows = c.registry.chunks(collection, [cid for cid, _ in c.registry.chunk_texts(collection)])
-    return [(cid, names[doc_of(cid)], row.text) for cid, row in rows.items() if doc_of(cid) in names]
+    return c.registry.chunks(collection, [cid for cid, _ in c.registry.chunk_texts(collection)])
 
 
 def chunk_pages(bot: PolicyBot) -> dict[str, tuple[int, int]]:
     """Every chunk's first and last page, for golds given by page alone (a reviewer's marks)."""
-    c = bot.components
-    rows = c.registry.chunks(c.index.collection, [cid for cid, _ in c.registry.chunk_texts(c.index.collection)])
-    return {cid: (row.page_start, row.page_end) for cid, row in rows.items()}
+    return {cid: (row.page_start, row.page_end) for cid, row in _chunk_rows(bot).items()}
 
 
 def _run_question(

@@ -55,16 +55,23 @@ ONNX_BATCH = 1
 
 def choose_backend(model: EmbeddingModel, settings: Settings) -> str:
     """``torch``, ``onnx`` or ``onnx-int8`` for this model here (see ``Settings.embedding_backend``)."""
-    if model.vectors == "int8":
-        return "onnx-int8"  # the vector family decides: int8 vectors come from the int8 export only
-    wanted = settings.embedding_backend
-    if wanted in ("torch", "onnx"):
-        return wanted
+    return _backend_and_export(model, settings)[0]
+
+
+def _backend_and_export(model: EmbeddingModel, settings: Settings) -> tuple[str, Any]:
+    """The backend, and the ONNX export it runs when there is one (found once: a json and a stat)."""
     from policybot.models.onnx import find_export, nvidia_visible
 
+    if model.vectors == "int8":  # the vector family decides: int8 vectors come from the int8 export only
+        return "onnx-int8", find_export(model, settings)
+    wanted = settings.embedding_backend
+    if wanted == "torch":
+        return "torch", None
+    if wanted == "onnx":
+        return "onnx", find_export(model, settings)
     on_cpu = settings.device == "cpu" or (settings.device == "auto" and not nvidia_visible())
     export = find_export(model, settings) if on_cpu else None
-    return "onnx" if export is not None and export.same_vectors else "torch"
+    return ("onnx", export) if export is not None and export.same_vectors else ("torch", None)
 
 
 class _TorchEncoder:
@@ -123,15 +130,14 @@ class Embedder:
         with self._lock:
             if self._encoder is not None:
                 return
-            backend = choose_backend(self.model, self.settings)
+            backend, export = _backend_and_export(self.model, self.settings)
             if backend == "torch":
                 device = pick_device(self.settings.device)
                 encoder: Any = _TorchEncoder(self.model, self.settings, device)
                 default_batch = CPU_BATCH if device == "cpu" else GPU_BATCH
             else:
-                from policybot.models.onnx import OnnxEncoder, OnnxUnavailable, export_problem, find_export
+                from policybot.models.onnx import OnnxEncoder, OnnxUnavailable, export_problem
 
-                export = find_export(self.model, self.settings)
                 if export is None:
                     raise OnnxUnavailable(
                         f"the {backend} embedding backend cannot start: {export_problem(self.model, self.settings)}"

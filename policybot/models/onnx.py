@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -119,7 +118,6 @@ class OnnxEncoder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.export = export
         self.max_seq_length = int(export.meta["max_seq_length"])
         self.pooling = str(export.meta.get("pooling", "mean"))
         self.dimension = int(export.meta["dimension"])
@@ -136,7 +134,6 @@ class OnnxEncoder:
         options.log_severity_level = 3
         self._session = ort.InferenceSession(str(export.path(int8)), options, providers=["CPUExecutionProvider"])
         self._inputs = [i.name for i in self._session.get_inputs()]
-        self._lock = threading.Lock()
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
