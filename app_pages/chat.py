@@ -3,6 +3,7 @@ question box. An answer streams: a status line, the first passages, then the wor
 
 from __future__ import annotations
 
+import json
 import time
 
 import streamlit as st
@@ -79,8 +80,8 @@ def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> 
             st.text_input("Your question", value=answer.question, key=box)
             st.button("Ask", key=key(f"edit-ask-{index}"), on_click=ask_edited, args=(box,))
     cols = st.columns([1, 1, 3])
-    with cols[0].popover("Copy answer"):
-        st.code(answer.answer, language=None, wrap_lines=True)
+    with cols[0]:
+        copy_button(answer.answer)
     rating = cols[1].feedback("thumbs", key=key(f"rating-{index}"))
     if rating is not None:
         with cols[2]:
@@ -94,6 +95,40 @@ def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> 
                     answer_key=answer_key(index),
                 )
                 st.toast("Thank you — saved on this machine.")
+
+
+# One click copies: a button in a small frame of the app's own (no network), writing to the
+# clipboard, with the old select-and-copy way where the browser withholds the clipboard API (a
+# kiosk or a LAN address served over plain http). The text travels as JSON, never as markup.
+COPY_ALT = "Copy the answer"
+_COPY_HTML = """<button id="b" type="button">Copy answer</button>
+<style>
+body {{ margin: 0; font-family: "Source Sans Pro", "Source Sans 3", "DejaVu Sans", sans-serif; }}
+button {{ font: inherit; font-size: 14px; padding: 4px 12px; border-radius: 8px; cursor: pointer;
+  border: 1px solid rgba(49, 51, 63, 0.2); background: #fff; color: rgb(49, 51, 63); white-space: nowrap; }}
+button:hover {{ border-color: #ff4b4b; color: #ff4b4b; }}
+</style>
+<script>
+const text = {text};
+const b = document.getElementById("b");
+function fallback() {{
+  const area = document.createElement("textarea");
+  area.value = text; document.body.appendChild(area); area.select();
+  const ok = document.execCommand("copy"); area.remove(); return ok;
+}}
+b.onclick = async () => {{
+  let ok = false;
+  try {{ await navigator.clipboard.writeText(text); ok = true; }} catch (e) {{ ok = fallback(); }}
+  b.textContent = ok ? "Copied" : "Select the text to copy";
+  setTimeout(() => {{ b.textContent = "Copy answer"; }}, 2000);
+}};
+</script>"""
+
+
+def copy_button(text: str) -> None:
+    """A "Copy answer" button that copies ``text`` in one click."""
+    literal = json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e")
+    st.iframe(_COPY_HTML.format(text=literal), height=40, width=150, alt=COPY_ALT)
 
 
 def greeting(ctx: PageContext) -> None:

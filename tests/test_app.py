@@ -7,6 +7,7 @@ upload, delete and scope tests each build their own small home so they stay fast
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -206,6 +207,21 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     assert len(last.image) >= len(last.expander)
     earlier.expander[0].toggle[0].set_value(True).run()
     assert messages(at, "assistant")[0].expander[0].image
+
+
+def test_an_answer_is_copied_in_one_click_and_travels_as_data(monkeypatch, sample_home):
+    """Issue 22 §4: one button copies the whole answer; the answer's text is a JSON string in the
+    button's frame (a quote holding "</script>" cannot end the script), never markup."""
+    use_home(monkeypatch, sample_home)
+    at = ask(start(), WATER)
+    [assistant] = messages(at, "assistant")
+    [frame] = assistant.get("iframe")
+    assert frame.proto.alt == "Copy the answer"  # app_pages.chat.COPY_ALT (a page module runs on import)
+    page = frame.proto.srcdoc
+    assert ">Copy answer</button>" in page and "navigator.clipboard.writeText(text)" in page
+    literal = page.split("const text = ", 1)[1].split(";\n", 1)[0]
+    assert json.loads(literal) == at.session_state.history[-1][1].answer
+    assert "<" not in literal and ">" not in literal
 
 
 def test_a_reviewer_marks_sources_and_a_second_mark_updates_the_first(monkeypatch, tmp_path):

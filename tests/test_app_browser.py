@@ -128,7 +128,10 @@ def test_question_answer_and_citation_in_browser(tmp_path):
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                context = browser.new_context(
+                    viewport={"width": 1400, "height": 1000}, permissions=["clipboard-read", "clipboard-write"]
+                )
+                page = context.new_page()
                 page.set_default_timeout(60_000)
                 page.goto(url)
 
@@ -409,7 +412,7 @@ def test_evidence_table_in_browser(tmp_path):
 
 # How many finished answers (with their "Copy answer" button) the page shows, at least.
 ANSWERED = """n => [...document.querySelectorAll('[data-testid="stChatMessage"]')]
-    .filter(m => m.innerText.includes('Copy answer')).length >= n"""
+    .filter(m => m.querySelector('iframe[title="Copy the answer"]')).length >= n"""
 HOSPITAL = [
     "Someone stole my bike from the garden. Am I covered?",
     "My son knocked the TV over and broke it, is that covered?",
@@ -617,3 +620,55 @@ def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(tmp_path):
         assert "Limit · HomeShield Household Policy" in cards.inner_text()
         page.screenshot(path=str(shots / "size-390-evidence.png"))
         assert "Traceback" not in page.locator("body").inner_text(), log_tail(log)
+
+
+def test_a_reviewer_checks_a_two_page_passage_and_marks_it_wrong_in_browser(tmp_path):
+    """Issue 22's reviewer drive: open a passage over two pages and see both, each cropped to its
+    part; open the PDF at the page (served by the app); mark the source wrong with the right page;
+    then `policybot eval --marks` turns the mark into a regression question gold by that page."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from policybot.cli import app
+
+    with sample_chat(tmp_path, width=1400, height=1000) as (page, chat, log):
+        type_question(page, chat, SLOW_LEAK, 1)
+        message = page.get_by_test_id("stChatMessage").nth(1)
+        panel = message.locator("details").filter(has=page.locator("summary", has_text="pp.4-5")).first
+        open_panel(panel)
+        images = panel.locator('[data-testid="stImage"] img')
+        page.wait_for_function("n => n >= 2", arg=images.count())
+        assert images.count() == 2, log_tail(log)  # page 4 and page 5
+        for i in range(2):
+            page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=images.nth(i).element_handle())
+            width, height = images.nth(i).evaluate("img => [img.naturalWidth, img.naturalHeight]")
+            assert height < width  # each cropped to the passage's part of its page
+
+        link = panel.get_by_role("link", name="Open the PDF at page 4")
+        href = link.get_attribute("href")
+        assert href and href.endswith("#page=4"), href
+        served = page.request.get(page.url.split("?")[0].rstrip("/") + "/" + href.split("#")[0].lstrip("/"))
+        assert served.ok and served.body().startswith(b"%PDF"), served.status
+
+        panel.get_by_text("Wrong", exact=True).click()  # the segmented control's option
+        box = panel.get_by_label("Right page (optional)")
+        box.wait_for(state="visible")
+        box.fill("11")
+        box.press("Enter")
+        panel.get_by_role("button", name="Save mark").click()
+        page.get_by_text("Mark saved on this machine.").wait_for(state="visible")
+        if SCREENSHOT_DIR:
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "reviewer-mark.png"))
+
+    home = tmp_path / "home"
+    result = CliRunner().invoke(
+        app,
+        ["--home", str(home), "eval", "--marks", "--config", "fast", "--out", str(tmp_path / "results")]
+        + ["--cache", str(tmp_path / "cache")],
+        env={"POLICYBOT_PROFILE": "lite", "POLICYBOT_MODELS_DIR": str(home / "models")},
+    )
+    assert result.exit_code == 0, result.output
+    questions = [json.loads(line) for line in (tmp_path / "results" / "marks-set" / "questions.jsonl").open()]
+    assert [q["question"] for q in questions] == [SLOW_LEAK]
+    assert any(g["page"] == 11 for g in questions[0]["gold"]), questions

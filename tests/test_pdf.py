@@ -181,3 +181,79 @@ def test_find_tables_runs_only_where_the_drawings_could_make_a_grid(tmp_path, po
             )
     assert not could_hold_table(doc[0])  # a frame and a rule make no grid
     assert could_hold_table(doc[1])
+
+
+# --- a table is written once per cell, and text in a ruled box is read as text ---------------------
+
+
+def test_a_spanned_cell_is_written_once_and_empty_columns_are_dropped():
+    from policybot.ingestion.tables import grid_markdown
+
+    rows = [
+        ["Rate", "First payment", None, ""],
+        ["Higher rate", "£3,500", "£350", ""],
+        ["Lower rate", "£2,500", "£100", ""],
+    ]
+    assert grid_markdown(rows) == (
+        "|Rate|First payment||\n|---|---|---|\n|Higher rate|£3,500|£350|\n|Lower rate|£2,500|£100|"
+    )
+    assert grid_markdown([["a|b", "c\nd"], ["1", "2"]]) == "|a/b|c d|\n|---|---|\n|1|2|"  # one row per line
+
+
+def test_text_drawn_in_a_ruled_grid_is_not_a_table():
+    from policybot.ingestion.tables import grid_markdown
+
+    preamble = "This Manufacturing Agreement is made and entered into as of the 20th day of March"
+    # A sentence in a box whose rules make a grid of eight columns: most cells are spans of the first.
+    rows = [
+        [preamble] + [None] * 7,
+        ["by and between Antares Pharma, Inc."] + [None] * 7,
+        ["Agreement", "Col"] + [None] * 6,
+    ]
+    assert grid_markdown(rows) is None
+    assert grid_markdown([["only one column"], ["of text"]]) is None
+
+
+def test_a_boxed_preamble_is_read_as_text_and_a_real_table_as_one_block(tmp_path):
+    """Rules drawn around a paragraph make a grid for find_tables; its cells are spans, so the page
+    is read as lines (one sentence, once). A real table beside it stays one Markdown block."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    # The boxed preamble: horizontal rules across, vertical rules only at the ends, except one short
+    # inner rule in the first row (what the contract's layout draws): a grid of spanned cells.
+    left, right, top = 60, 540, 80
+    for i in range(5):
+        page.draw_line((left, top + i * 20), (right, top + i * 20))
+    page.draw_line((left, top), (left, top + 80))
+    page.draw_line((right, top), (right, top + 80))
+    for x in (180, 300, 420):
+        page.draw_line((x, top), (x, top + 20))
+    lines = [
+        "This Agreement is made between Antares Pharma, Inc.",
+        "and AMAG Pharmaceuticals, Inc.,",
+        "each a Party,",
+        "and collectively the Parties.",
+    ]
+    for i, text in enumerate(lines):
+        page.insert_text((left + 4, top + 14 + i * 20), text, fontsize=10)
+    # A real table below it: 3 columns, 3 rows, every cell its own.
+    cells = [["Cover", "Deductible", "Limit"], ["Buildings", "$250", "$50,000"], ["Contents", "$100", "$20,000"]]
+    for r in range(4):
+        page.draw_line((60, 300 + r * 20), (420, 300 + r * 20))
+    for c in range(4):
+        page.draw_line((60 + c * 120, 300), (60 + c * 120, 360))
+    for r, row in enumerate(cells):
+        for c, text in enumerate(row):
+            page.insert_text((64 + c * 120, 314 + r * 20), text, fontsize=10)
+    path = tmp_path / "boxed.pdf"
+    doc.save(path)
+
+    read = read_pdf(path)
+    tables = [line.text for line in read.lines if line.kind == "table"]
+    texts = [line.text for line in read.lines if line.kind == "text"]
+    assert tables == ["|Cover|Deductible|Limit|\n|---|---|---|\n|Buildings|$250|$50,000|\n|Contents|$100|$20,000|"]
+    assert "Col" not in "".join(tables)
+    joined = " ".join(texts)
+    assert joined.count("Antares Pharma") == 1 and "and collectively the Parties." in joined

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from policybot.answer.conversation import Conversation, Turn
+from policybot.answer.missing import MISSING
 from policybot.answer.writers import HEDGE
 from policybot.components import Components
 from policybot.events import AnswerEvent, PassagesEvent, TokenEvent
@@ -513,6 +514,40 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
     assert len(also) == len(depends)
 
 
+def test_a_conditional_lead_in_is_listed_with_its_items():
+    """A guide's conditions are often a list under a conditional lead-in ("When they died you must
+    have been: • under State Pension age • living in the UK…"): listed whole, as the passage words
+    it, never a list item alone, and never overlapping another condition listed."""
+    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
+    from tests.answers import _citation
+
+    guide = (
+        "1. Eligibility\n"
+        "You may be able to get Bereavement Support Payment if your husband, wife or civil partner died "
+        "in the last 21 months.\n"
+        "You could be eligible if your partner either:\n"
+        "•  paid National Insurance contributions for at least 25 weeks\n"
+        "•  died because of an accident at work\n"
+        "When they died you must have been:\n"
+        "•  under State Pension age\n"
+        "•  living in the UK or a country that pays bereavement benefits\n"
+        "You cannot claim if you're in prison."
+    )
+    source = _citation(1, guide, cited=False, verified=False, doc="bsp.pdf", section="1. Eligibility", title="")
+    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
+    question = "My wife died last year and I'm under State Pension age. Can I get Bereavement Support Payment?"
+    answer = ExtractiveWriter().run(draft, question, [source])
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :]
+    listed = '- "When they died you must have been: • under State Pension age • living in the UK or a country'
+    assert any(line.startswith(listed) for line in depends), depends
+    assert not any(line.startswith('- "• under State Pension age') for line in depends)  # not the item alone
+    [cited] = [c for c in answer.citations if c.n == 1]
+    spans = sorted(cited.also_quoted)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))  # no overlap
+    assert any(guide[s:e].startswith("When they died") and "bereavement benefits" in guide[s:e] for s, e in spans)
+
+
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer
@@ -531,3 +566,18 @@ def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_
     assert states_quantity("1. At least 80 percent of its replacement cost;")
     assert not states_quantity("2. The maximum amount of insurance available for that building.")
     assert not states_quantity("The escape of water deductible set out in clause 5.2.")  # a clause, not an amount
+
+
+def test_a_price_the_wording_does_not_state_is_named_as_missing(sample):
+    """Issue 22 §3: the monthly-instalment clauses never give a price; the answer says so, then
+    quotes them. An amount the wording does state is answered as before."""
+    answer = sample.ask("How much does this policy cost per month?", use_llm=False)
+    assert answer.answer.startswith(MISSING.format(what="an amount"))
+    assert answer.citations and any(c.cited for c in answer.citations)
+    # Asked after another question (searched with it), the check reads the user's own question.
+    leak = sample.ask("A slow leak under the sink ruined my kitchen floor. Will you pay?", use_llm=False)
+    after = sample.ask("How much does this policy cost per month?", history=[leak], use_llm=False)
+    assert after.answer.startswith(MISSING.format(what="an amount")), after.answer
+    stated = sample.ask("How much is the administration charge if I cancel?", use_llm=False)
+    assert not stated.answer.startswith("Your documents do not seem to state")
+    assert "$30" in stated.answer

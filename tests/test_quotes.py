@@ -104,3 +104,23 @@ def test_a_numbered_title_belongs_to_the_text_it_heads():
     assert units[1].startswith("11. Declarations Page. A computer-generated summary")
     quote = choose_quote(text, lambda unit: 1.0 if "Declarations Page" in unit else 0.0)
     assert quote.text(text).startswith("11. Declarations Page. A computer-generated summary")
+
+
+def test_a_new_lead_in_after_an_unpunctuated_item_starts_its_own_unit():
+    """gov.uk list items carry no closing punctuation, so the next list's lead-in ran on inside the
+    last item; a wrapped sentence whose next line starts with a capital is not cut."""
+    guide = (
+        "You could be eligible if your partner either:\n"
+        "•  died because of an accident at work\n"
+        "When they died you must have been:\n"
+        "•  under State Pension age"
+    )
+    units = [guide[s:e] for s, e in quote_units(guide)]
+    assert units == [
+        "You could be eligible if your partner either:",
+        "•  died because of an accident at work",
+        "When they died you must have been:",
+        "•  under State Pension age",
+    ]
+    wrapped = "Royalty Payment for units that incorporate Dynamic Hearing\nTechnology shall be paid as set out below:"
+    assert [wrapped[s:e] for s, e in quote_units(wrapped)] == [wrapped]

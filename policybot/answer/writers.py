@@ -12,10 +12,11 @@ from typing import Any, Callable, Generator, Literal, Sequence
 import numpy as np
 
 from policybot.answer.citations import CitationChecker
+from policybot.answer.missing import MISSING, missing
 from policybot.answer.query import asks_quantity, is_coverage_question
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
-from policybot.core.quotes import choose_quote, quote_units
+from policybot.core.quotes import choose_quote, is_list_item, quote_units
 from policybot.core.roles import plain_label
 from policybot.core.text import alnum
 from policybot.core.timing import Timings
@@ -118,7 +119,8 @@ class ExtractiveWriter:
     ) -> Answer:
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
-            lines = [HEDGE] if draft.band == "uncertain" else []
+            absent = missing(draft.question, [s.text for s in sources])  # what the user asked, in their words
+            lines = [MISSING.format(what=absent)] if absent else [HEDGE] if draft.band == "uncertain" else []
             quoted: dict[int, Citation] = {}
             chosen = self._to_quote(sources, named)
             closeness, cosine = self._closeness(question, q_terms, chosen)
@@ -233,6 +235,7 @@ _CONDITION = re.compile(
 )
 DEPENDS_ON = "Depends on:"
 MAX_CONDITIONS = 3
+MAX_CONDITION_CHARS = 400
 # A condition is listed when it speaks to the question at least half as closely as the best
 # sentence or list item of the quoted passages.
 CONDITION_SHARE = 0.5
@@ -308,20 +311,47 @@ def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
 
 def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str, tuple[int, int]]]:
     """The conditional sentences of the quoted passages that were not quoted already, closest to
-    the question first: what the answer holds under, each with its source and its span there."""
+    the question first: what the answer holds under, each with its source and its span there. A
+    conditional lead-in with its list ("When they died you must have been: • under State Pension
+    age • living in the UK…") is a candidate too, quoted as the passage words it: the items are
+    what the lead-in makes the answer depend on. Chosen conditions never overlap."""
     retrieved = [(src, shown) for src, shown, _ in items if not src.referenced_by]
-    units = [(src, shown, s, e) for src, shown in retrieved for s, e in quote_units(src.text, _heading_end(src))]
-    best = max((closeness(src.text[s:e]) for src, _, s, e in units), default=0.0)
-    found: list[tuple[float, int, str, tuple[int, int]]] = []
-    for src, shown, s, e in units:
-        unit = " ".join(src.text[s:e].split())
-        if unit in " ".join(shown.split()) or not _CONDITION.search(unit) or len(unit) > 400:
-            continue
-        score = closeness(src.text[s:e])
-        if score > 0 and score >= CONDITION_SHARE * best:
-            found.append((score, src.n, unit, (s, e)))
-    found.sort(key=lambda f: -f[0])
-    return [(n, unit, span) for _, n, unit, span in found[:MAX_CONDITIONS]]
+    best = max(
+        (closeness(part) for src, _ in retrieved for _, _, parts in _condition_units(src) for part in parts[:1]),
+        default=0.0,
+    )
+    found: list[tuple[float, int, int, str, tuple[int, int]]] = []
+    for src, shown in retrieved:
+        for text, (s, e), parts in _condition_units(src):
+            if text in " ".join(shown.split()) or not _CONDITION.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
+                continue
+            score = max(closeness(part) for part in parts)
+            if score > 0 and score >= CONDITION_SHARE * best:
+                found.append((score, len(parts), src.n, text, (s, e)))
+    found.sort(key=lambda f: (-f[0], -f[1]))  # on a tie, the lead-in with its list
+    chosen: list[tuple[int, str, tuple[int, int]]] = []
+    for _, _, n, text, (s, e) in found:
+        if not any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen):
+            chosen.append((n, text, (s, e)))
+        if len(chosen) == MAX_CONDITIONS:
+            break
+    return chosen
+
+
+def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
+    """A passage's candidate conditions: (text as shown, span, the units it is made of). Every
+    sentence or list item is one; so is a lead-in ending in ":" with the list items after it."""
+    spans = quote_units(src.text, _heading_end(src))
+    units = [src.text[s:e] for s, e in spans]
+    out = [(" ".join(unit.split()), span, [unit]) for unit, span in zip(units, spans)]
+    for i, unit in enumerate(units):
+        j = i + 1
+        while unit.rstrip().endswith(":") and j < len(units) and is_list_item(units[j]):
+            j += 1
+        if j > i + 1:
+            start, end = spans[i][0], spans[j - 1][1]
+            out.append((" ".join(src.text[start:end].split()), (start, end), units[i:j]))
+    return out
 
 
 def _clause_heading(src: Citation) -> str:

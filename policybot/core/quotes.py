@@ -32,6 +32,9 @@ SHORT_QUOTE_CHARS = 120
 ELLIPSIS = " … "
 # Sentence ends, and line breaks before a list item ("1.", "a)", "(c)", "-").
 _UNIT_BREAK = re.compile(r"(?<=[.;:!?])\s+|\n(?=\s*(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•]))")
+# A line that starts with a capital and ends in ":" after an unpunctuated list item opens a new list
+# ("•  died because of an accident at work" then "When they died you must have been:").
+_NEW_LIST = re.compile(r"\n(?=[A-Z][^\n]{0,120}:[ \t]*(?:\n|$))")
 # A line that introduces what follows: ends in ":" or is a short heading without punctuation.
 _LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
 _BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
@@ -73,7 +76,20 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text.rstrip()))
-    return units
+    return [piece for unit in units for piece in _new_list(text, *unit)]
+
+
+def _new_list(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """A list item, cut where a new list's lead-in starts inside it (see ``_NEW_LIST``)."""
+    if not _ITEM.match(text[s:e]):
+        return [(s, e)]
+    cut = _NEW_LIST.search(text, s, e)
+    return [(s, e)] if cut is None else [_trim(text, s, cut.start()), *_new_list(text, *_trim(text, cut.end(), e))]
+
+
+def is_list_item(unit: str) -> bool:
+    """A unit that opens with a list marker ("(c) ", "2. ", "• ")."""
+    return bool(_ITEM.match(unit))
 
 
 def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:

@@ -22,6 +22,7 @@ from policybot.events import Progress, ProgressFn
 from policybot.ingestion.files import check_file, sha256_of
 from policybot.ingestion.ocr import INSTALL_HINT, OcrPage, TesseractOCR, attach_markers, roman_heading
 from policybot.ingestion.sections import detect_sections
+from policybot.ingestion.tables import table_markdown
 from policybot.settings import OcrSettings
 
 # Running headers and footers ("PAGE 19 OF 30") are not content and break sentences across
@@ -138,10 +139,11 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
         try:
             found = page.find_tables()
             # A frame around the page is not a table: demand a real grid.
-            tables = [t for t in found.tables if t.row_count >= 2 and t.col_count >= 2]
+            grids = [t for t in found.tables if t.row_count >= 2 and t.col_count >= 2]
+            tables = [(t, md) for t in grids if (md := table_markdown(t)) is not None]  # not text in a ruled box
         except Exception:  # table detection is best effort; text extraction is not
             tables = []
-    boxes = [pymupdf.Rect(t.bbox) for t in tables]
+    boxes = [pymupdf.Rect(t.bbox) for t, _ in tables]
     emitted: set[int] = set()
     lines: list[Line] = []
     data = page.get_text("dict", flags=_TEXT_FLAGS)
@@ -163,7 +165,7 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
             if inside is not None:
                 if inside not in emitted:
                     emitted.add(inside)
-                    lines.append(Line(tables[inside].to_markdown().strip(), page_no, kind="table"))
+                    lines.append(Line(tables[inside][1], page_no, kind="table"))
                 continue
             visible = [s for s in spans if s.get("text", "").strip()]
             bold = bool(visible) and all(_span_is_bold(s) for s in visible)
@@ -171,9 +173,9 @@ def _page_lines(page: pymupdf.Page, page_no: int, detect_tables: bool) -> tuple[
             joins = text.rstrip().endswith("\xad")
             text = text.replace("\xad", "").strip() if joins else text.replace("\xad", "")
             lines.append(Line(text, page_no, bold, size, joins_next=joins, y0=bbox.y0, y1=bbox.y1, block=block_no))
-    for i, table in enumerate(tables):  # tables with no text line inside still count
+    for i, (_, markdown) in enumerate(tables):  # tables with no text line inside still count
         if i not in emitted:
-            lines.append(Line(table.to_markdown().strip(), page_no, kind="table"))
+            lines.append(Line(markdown, page_no, kind="table"))
     return lines, len(tables)
 
 

@@ -1,0 +1,36 @@
+"""answer/missing.py: naming what the passages do not state."""
+
+from policybot.answer.missing import missing
+
+INSTALMENTS = (
+    "9.3 If you pay by monthly instalments. If you pay by monthly instalments and cancel your policy, we will "
+    "stop collecting instalments. After taking off the $30 administration charge, we will refund $210."
+)
+EXAMPLE = "For example, if your annual premium is $480 and you cancel after six months, the refund is $240."
+
+
+def test_an_amount_asked_for_and_stated_about_something_else_is_missing():
+    assert missing("How much does this policy cost per month?", [INSTALMENTS, EXAMPLE]) == "an amount"
+
+
+def test_an_amount_stated_about_what_was_asked_is_not_missing():
+    assert missing("How much is the administration charge?", [INSTALMENTS]) is None
+    assert missing("What does the policy cost per month?", ["The policy costs $40 a month."]) is None
+
+
+def test_a_worked_example_does_not_state_the_amount():
+    assert missing("How much is the annual premium?", [EXAMPLE]) == "an amount"
+
+
+def test_a_length_of_time_a_phone_number_and_an_email_address():
+    report = "You must report a theft to the police within 48 hours."
+    assert missing("How long do I have to report a theft?", [report]) is None
+    assert missing("How long do I have to report a theft?", ["Report every theft to the police."]) == "a length of time"
+    assert missing("What is the phone number for claims?", ["Claims: call 0800 123 4567."]) is None
+    assert missing("What is the phone number for claims?", ["Tell us about a claim."]) == "a phone number"
+    assert missing("What email address do complaints go to?", ["Write to complaints@insurer.example."]) is None
+
+
+def test_a_question_that_asks_for_no_quantity_is_left_alone():
+    assert missing("Am I covered for a burst pipe?", ["Escape of water is covered."]) is None
+    assert missing("How much does it cost?", []) is None  # nothing found: the refusal speaks
