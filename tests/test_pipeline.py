@@ -500,7 +500,7 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
     draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     answer = ExtractiveWriter().run(draft, "Can I claim a vaccine damage payment if I am disabled?", [source])
     lines = answer.answer.splitlines()
-    assert lines[0].startswith('1. "You could get a one-off tax-free payment of £120,000')
+    assert lines[0].startswith('1. Condition: "You could get a one-off tax-free payment of £120,000')
     depends = lines[lines.index("Depends on:") + 1 :]
     assert (
         '- "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim." [1]' in depends

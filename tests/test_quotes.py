@@ -79,7 +79,8 @@ def test_a_long_unit_is_cut_at_a_clause_break_and_says_so():
         ),
         ("Section 6 Conditions > 6.2 Waiting period", "The cover starts 14 days after you buy it.", "Condition"),
         ("Section 3 Contents Cover > 3.2 Insured events", "We will cover loss or damage to your Contents", "Covered"),
-        ("", "You could get a one-off payment.", None),
+        ("", "You could get a one-off payment.", "Covered"),  # no title: labelled by what the quote grants
+        ("", "The payment is made to you or your family.", None),  # nor granted nor conditional: no label
     ],
 )
 def test_quotes_are_labelled_by_what_they_do(section, quote, label):

@@ -63,3 +63,13 @@ def test_a_clause_named_in_a_search_comes_first_as_in_an_answer(sample_bot, quer
     assert sample_bot.search(query, k=3).hits[0].section.endswith(section)
     answer = sample_bot.ask(query, use_llm=False)
     assert answer.citations[0].section.endswith(section)
+
+
+def test_a_named_list_item_is_the_quote_of_its_clause(sample_bot):
+    """ "Explain 2.5(c)" quotes item (c) of 2.5, with its lead-in, not the clause's closest item by
+    words ((e) names "clause 5.2"); an item named in another clause is quoted there."""
+    answer = sample_bot.ask("Explain 2.5(c)", use_llm=False)
+    first = answer.answer.splitlines()[0]
+    assert first.startswith('1. Not covered: "What is not covered … (c) Damage caused by water escaping'), first
+    other = sample_bot.ask("What does clause 6.3(c) say?", use_llm=False)
+    assert "(c) theft or attempted theft;" in other.answer.splitlines()[0]

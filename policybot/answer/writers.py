@@ -13,11 +13,11 @@ import numpy as np
 
 from policybot.answer.citations import CitationChecker
 from policybot.answer.missing import MISSING, missing
-from policybot.answer.query import asks_quantity, is_coverage_question
+from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, split_item
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.quotes import choose_quote, is_list_item, quote_units
-from policybot.core.roles import plain_label
+from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent, TokenEvent
@@ -126,10 +126,14 @@ class ExtractiveWriter:
             closeness, cosine = self._closeness(question, q_terms, chosen)
             items = []
             meaning = _asks_meaning(question)
+            items_named = [split_item(ref) for ref in clause_references(question)]
             for src in chosen:
                 begin = _heading_end(src)
                 term = (src.reference or "").removeprefix("definition of ") if src.reference else ""
-                if term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
+                item = _named_item(src, items_named)
+                if item:  # "Explain 2.5(c)": the clause's item (c) is the quote
+                    score = _item_marked(item)
+                elif term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
                     score = _defining(src.text, begin, term)
                 elif meaning and _defines(src):
                     score = _opening(src.text, begin)
@@ -226,13 +230,8 @@ _DECIDING = ("Not covered", "Limit", "Condition")
 DECIDING_SHARE = 0.75
 
 
-# The sentences a passage makes its answer hold under ("if you are over State Pension age", "only
-# if your schedule shows it", "provided you reported it within 24 hours", "you must…").
-_CONDITION = re.compile(
-    r"\b(?:if|only if|unless|provided(?: that)?|as long as|so long as|you must|you need to|you(?:'|’)ll need|"
-    r"you will need|you have to|must be|at least|no more than|no later than|within \d+|subject to)\b",
-    re.IGNORECASE,
-)
+# The sentences a passage makes its answer hold under: one model with the roles' *Condition*.
+_CONDITION = CONDITION_WORDS
 DEPENDS_ON = "Depends on:"
 MAX_CONDITIONS = 3
 MAX_CONDITION_CHARS = 400
@@ -358,6 +357,24 @@ def _clause_heading(src: Citation) -> str:
     """The clause a passage belongs to, as its last heading says it, without numbering."""
     last = src.section.split(" > ")[-1] if src.section else ""
     return alnum(re.sub(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+", "", last))
+
+
+def _named_item(src: Citation, named: Sequence[tuple[str, str | None]]) -> str | None:
+    """The item a question names in this source's clause ("2.5(c)" against "… > 2.5 Escape of
+    water"): its letter or number, when the passage holds that item."""
+    last = src.section.split(" > ")[-1] if src.section else ""
+    number = last.split()[0].rstrip(".") if last.split() else ""
+    for clause, item in named:
+        if item and clause == number:
+            letter = item.strip("()").lower()
+            if any(_item_marked(letter)(src.text[s:e]) for s, e in quote_units(src.text)):
+                return letter
+    return None
+
+
+def _item_marked(letter: str) -> Callable[[str], float]:
+    marker = re.compile(rf"^\s*\(?{re.escape(letter)}[.)]\s", re.IGNORECASE)
+    return lambda unit: 1.0 if marker.match(unit) else 0.0
 
 
 def _heading_end(src: Citation) -> int:

@@ -61,10 +61,34 @@ _LABELS: dict[EvidenceRole, str] = {
 }
 
 
+# What a quote itself says, for a passage whose titles do not (a guide's "2. What you'll get", a
+# contract's "12. General provisions"): a condition it sets ("if you are over State Pension age",
+# "only if your schedule shows it", "provided you reported it within 24 hours", "you must…"; the
+# answer's "Depends on:" lists sentences by the same words), or something it grants.
+CONDITION_WORDS = re.compile(
+    r"\b(?:if|only if|unless|provided(?: that)?|as long as|so long as|you must|you need to|you(?:'|’)ll need|"
+    r"you will need|you have to|must be|at least|no more than|no later than|within \d+|subject to)\b",
+    re.IGNORECASE,
+)
+_GRANTING_WORDS = re.compile(
+    r"\b(?:you (?:can|could|may|might)(?: be able to)? (?:get|claim)|you(?:'|’)ll get|you will get|"
+    r"we will (?:pay|cover)|is covered|are covered|is entitled to|are entitled to|you are eligible)\b",
+    re.I,
+)
+
+
 def plain_label(section: str, quote: str) -> str | None:
     """The label of a quoted passage in plain words; *Not covered* when the quote (or the heading
-    over it, "What is not covered … (c) …") excludes; none when its role is unclear."""
+    over it, "What is not covered … (c) …") excludes; none when its role is unclear. A claims or
+    payment procedure is a *Condition* only where the quote sets one; a passage whose titles say
+    nothing is labelled by what its quote says, or not at all."""
     role = role_of(section, quote)
     if role in ("limits", "covers", "other") and _EXCLUDING_WORDS.search(quote):
         return "Not covered"
+    if role == "procedure":
+        return "Condition" if CONDITION_WORDS.search(quote) else None
+    if role == "other":
+        if CONDITION_WORDS.search(quote):
+            return "Condition"
+        return "Covered" if _GRANTING_WORDS.search(quote) else None
     return _LABELS.get(role)

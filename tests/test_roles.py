@@ -1,0 +1,28 @@
+"""core/roles.py: one role model for the answer's labels and the Evidence table, on any library."""
+
+from policybot.core.roles import plain_label
+
+
+def test_titles_decide_where_they_say_what_a_passage_does():
+    assert plain_label("Section 1 Definitions > 1.18 Unoccupied", "Unoccupied means…") == "Definition"
+    assert plain_label("2.5 Escape of water", "What is not covered … (c) Damage caused by water") == "Not covered"
+    assert plain_label("Section 5 Deductibles > 5.2 Escape of water deductible", "A Deductible of $750") == "Limit"
+
+
+def test_a_procedure_is_a_condition_only_where_its_quote_sets_one():
+    """A claims or payment section's quote is a *Condition* when it sets one ("if", "must", "within 48
+    hours"), and unlabelled when it only describes the steps: a guide's "Payment" titles no longer
+    read as conditions."""
+    section = "Section 8 Claims > 8.1 How to make a claim"
+    assert plain_label(section, "You must report any theft to the police within 48 hours.") == "Condition"
+    assert plain_label(section, "If any claim has been made, no refund of premium is due.") == "Condition"
+    assert plain_label(section, "We will give you a claim reference number and explain what happens next.") is None
+    assert plain_label("3. How you're paid", "Payments are made every 4 weeks into your bank account.") is None
+
+
+def test_a_passage_whose_titles_say_nothing_is_labelled_by_its_quote():
+    """gov.uk chapters ("2. What you'll get") and contract articles carry no insurance words."""
+    assert plain_label("2. What you'll get", "You'll get a first payment of £3,500.") == "Covered"
+    assert plain_label("1. Eligibility", "You can get it only if your partner paid National Insurance.") == "Condition"
+    assert plain_label("ARTICLE 12 MISCELLANEOUS", "This Agreement shall be governed by the laws of New York.") is None
+    assert plain_label("1. Overview", "You cannot claim BSP if you're in prison.") == "Not covered"
