@@ -170,14 +170,21 @@ def search_alone() -> None:
     st.session_state["ask_alone"] = question
 
 
+# How often the status line counts the words being written (every N words).
+WORDS_STEP = 10
+
+
 def ask(bot: PolicyBot, question: str, options: AskOptions, alone: bool = False) -> Answer | None:
-    """Stream one answer: status line, first passages, then tokens."""
+    """One answer: a status line, the first passages as soon as they are found, then the checked
+    answer. A language model's words are counted in the status line but not shown as they come:
+    every sentence is checked against the passage it cites first, and a draft that does not check
+    out is never shown (issue 21)."""
     history = [] if alone else [answer for _, answer in st.session_state.history]
     final: dict[str, Answer] = {}
     status = st.status(ANSWER_STAGES["searching"], expanded=False)
     preview = st.empty()
-
-    def tokens():
+    words = 0
+    try:
         for event in bot.ask_stream(question, history, options):
             if isinstance(event, StageEvent):
                 status.update(label=ANSWER_STAGES.get(event.name, event.name))
@@ -187,12 +194,11 @@ def ask(bot: PolicyBot, question: str, options: AskOptions, alone: bool = False)
                 lines = "\n".join(f"- {escape_markdown(c.label)}" for c in event.passages[:3])
                 preview.markdown(f"**Closest passages so far:**\n{lines}")
             elif isinstance(event, TokenEvent):
-                yield event.text
+                before, words = words, words + len(event.text.split())
+                if words // WORDS_STEP > before // WORDS_STEP:
+                    status.update(label=f"{ANSWER_STAGES['writing']} {words} words, checked before they are shown")
             elif isinstance(event, AnswerEvent):
                 final["answer"] = event.answer
-
-    try:
-        st.write_stream(tokens())
     except PolicyBotError as exc:
         status.update(label="Could not answer", state="error")
         st.error(escape_markdown(str(exc)))

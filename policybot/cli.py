@@ -329,12 +329,11 @@ def ask(
 ) -> None:
     """Answer a question from the documents, with checked citations."""
     from policybot.errors import PolicyBotError
-    from policybot.events import ANSWER_STAGES, AnswerEvent, StageEvent, StandaloneEvent, TokenEvent
+    from policybot.events import ANSWER_STAGES, AnswerEvent, StageEvent, StandaloneEvent
     from policybot.options import AskOptions
 
     bot = _service(ctx)
     answer = None
-    streamed: list[str] = []
     options = AskOptions(
         docs=doc or None, fast=fast or None, use_llm=not no_llm, as_of=_iso_date(as_of, "--as-of") if as_of else None
     )
@@ -348,17 +347,15 @@ def ask(
                 err.print(f"[dim]{ANSWER_STAGES[event.name]}[/dim]", highlight=False)
             elif isinstance(event, StandaloneEvent):
                 err.print(f"[dim]searching for: {escape(event.question)}[/dim]", highlight=False)
-            elif isinstance(event, TokenEvent):
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-                streamed.append(event.text)
+            # The model's words are not printed as they come: every sentence is checked against
+            # its passage first, and a draft that does not check out is never shown (issue 21).
     except PolicyBotError as exc:
         _fail(str(exc))
     assert answer is not None
     if as_json:
         _print_json(answer)
     else:
-        _print_answer(answer, "".join(streamed))
+        _print_answer(answer)
         if answer.mode == "extractive" and not no_llm and not answer.notice:
             _llm_setup_hint(bot)
 
@@ -440,20 +437,11 @@ def _print_evidence(report: Any) -> None:
     )
 
 
-def _print_answer(answer: Any, streamed: str) -> None:
-    """The answer (unless it was streamed as written), its notice, its sources and its cost."""
-    if streamed:
-        sys.stdout.write("\n")
-    if not streamed:
-        out.print(escape(answer.answer), highlight=False)
-    elif answer.mode != "generated":
-        out.print(f"\n{escape(answer.answer)}", highlight=False)
-    elif answer.answer.strip() != streamed.strip():
-        out.print(
-            f"\n[dim]Checked answer ({answer.removed_markers} citation(s) to missing sources removed):[/dim]",
-            highlight=False,
-        )
-        out.print(escape(answer.answer), highlight=False)
+def _print_answer(answer: Any) -> None:
+    """The checked answer, its notice, its sources and its cost."""
+    out.print(escape(answer.answer), highlight=False)
+    if answer.mode == "generated" and answer.removed_markers:
+        err.print(f"[dim]{answer.removed_markers} citation(s) to missing sources removed[/dim]", highlight=False)
     if answer.notice:
         err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
     if answer.named_documents:

@@ -394,9 +394,16 @@ def test_a_made_up_answer_is_never_shown_and_its_draft_is_for_reviewers_only(mon
     made_up = "The cost of this policy per month is $2.50 [1]. I'll make sure to pay for the damage."
     fake = fixed_llm(FakeListChatModel(responses=[made_up]), name="fake")
     monkeypatch.setattr(LLMProvider, "get", lambda self: (fake, None))
+    import streamlit
+
+    def no_streaming(*args, **kwargs):  # the model's words, written to the page as they come
+        raise AssertionError("the draft was streamed to the page before it was checked")
+
+    monkeypatch.setattr(streamlit, "write_stream", no_streaming)
     for kiosk in ("0", "1"):
         use_home(monkeypatch, sample_home, POLICYBOT_KIOSK=kiosk)
         at = ask(start(), WATER)
+        assert not at.exception, at.exception
         [assistant] = messages(at, "assistant")
         answer = at.session_state["history"][-1][1]
         assert answer.mode == "extractive" and answer.unchecked_draft == made_up
@@ -407,6 +414,9 @@ def test_a_made_up_answer_is_never_shown_and_its_draft_is_for_reviewers_only(mon
             assert drafts and "$2.50" in " ".join(plain_text(m.value) for m in drafts[0].markdown)
         else:
             assert not drafts
+        # Nowhere else on the page either: the model's words are not shown as they are written.
+        in_drafts = sum("$2.50" in plain_text(m.value) for d in drafts for m in d.markdown)
+        assert sum("$2.50" in plain_text(m.value) for m in at.main.markdown) == in_drafts
 
 
 def without_role(label: str) -> str:

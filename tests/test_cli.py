@@ -483,3 +483,28 @@ def test_under_json_a_usage_error_is_a_json_object_on_stdout(monkeypatch, capsys
     assert stopped.value.code == 2
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["kind"] == "usage" and message in error["message"]
+
+
+def test_ask_never_prints_a_draft_that_does_not_check_out(tmp_path, monkeypatch):
+    """Issue 21: the model's words are not printed as they come; a made-up draft is replaced by the
+    quoted passages before anything is shown, and a checked one is printed once."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from typer.testing import CliRunner
+
+    from policybot.cli import app
+    from policybot.models.llm import fixed_llm
+    from policybot.models.providers import LLMProvider
+    from tests import pdfs
+
+    home = tmp_path / "home"
+    pdf = pdfs.sample_policy(tmp_path / "acme-home.pdf")
+    runner = CliRunner()
+    base = ["--home", str(home), "--profile", "lite"]
+    assert runner.invoke(app, base + ["ingest", str(pdf)]).exit_code == 0
+    made_up = "The cost of this policy per month is $2.50 [1]. I'll make sure to pay for the damage."
+    fake = fixed_llm(FakeListChatModel(responses=[made_up]), name="fake")
+    monkeypatch.setattr(LLMProvider, "get", lambda self: (fake, None))
+    result = runner.invoke(app, base + ["ask", "--fast", "How much does this policy cost per month?"])
+    assert result.exit_code == 0, result.output
+    assert "$2.50" not in result.stdout and "make sure to pay" not in result.stdout
+    assert '"' in result.stdout and "[1]" in result.stdout  # the quoted passages instead
