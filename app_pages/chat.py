@@ -67,7 +67,8 @@ def render_answer(
         earlier = answer.earlier_edition
         title = escape_markdown(f"Earlier edition: {earlier.file_label}")
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)
-    answer_actions(bot, answer, index, latest)
+    with st.container(key=key(f"answered-{index}")):  # a finished answer (the browser tests wait for it)
+        answer_actions(bot, answer, index, latest)
 
 
 def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> None:
@@ -80,8 +81,9 @@ def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> 
             st.text_input("Your question", value=answer.question, key=box)
             st.button("Ask", key=key(f"edit-ask-{index}"), on_click=ask_edited, args=(box,))
     cols = st.columns([1, 1, 3])
-    with cols[0]:
-        copy_button(answer.answer)
+    if not bot.settings.kiosk:  # a kiosk's clipboard would keep one visitor's answer for the next
+        with cols[0]:
+            copy_button(answer.answer)
     rating = cols[1].feedback("thumbs", key=key(f"rating-{index}"))
     if rating is not None:
         with cols[2]:

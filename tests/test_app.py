@@ -350,6 +350,8 @@ def test_a_kiosk_visitor_is_not_offered_source_marks(monkeypatch, sample_home):
     assert assistant.expander and not any(e.segmented_control for e in assistant.expander)
     # No PDF opened in a new tab either: a kiosk browser has no tab bar to come back.
     assert not any("Open the PDF" in b.proto.label for e in assistant.expander for b in e.get("link_button"))
+    # No Copy answer: the kiosk's clipboard would keep this visitor's answer for the next one.
+    assert not assistant.get("iframe")
 
 
 def searched_as(message) -> str | None:

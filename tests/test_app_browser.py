@@ -410,9 +410,9 @@ def test_evidence_table_in_browser(tmp_path):
         stop(server)
 
 
-# How many finished answers (with their "Copy answer" button) the page shows, at least.
+# How many finished answers (with their buttons under them) the page shows, at least.
 ANSWERED = """n => [...document.querySelectorAll('[data-testid="stChatMessage"]')]
-    .filter(m => m.querySelector('iframe[title="Copy the answer"]')).length >= n"""
+    .filter(m => m.querySelector('[class*="st-key-answered-"]')).length >= n"""
 HOSPITAL = [
     "Someone stole my bike from the garden. Am I covered?",
     "My son knocked the TV over and broke it, is that covered?",
