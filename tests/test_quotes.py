@@ -125,3 +125,22 @@ def test_a_new_lead_in_after_an_unpunctuated_item_starts_its_own_unit():
     ]
     wrapped = "Royalty Payment for units that incorporate Dynamic Hearing\nTechnology shall be paid as set out below:"
     assert [wrapped[s:e] for s, e in quote_units(wrapped)] == [wrapped]
+
+
+def test_an_item_of_an_outer_list_leads_in_the_items_under_it():
+    """FEMA's "8. Special Limits. We will pay no more than $2,500 … of the following kinds of personal
+    property:" introduces "a. Artwork…": the amount the question asks for is in the lead-in, so the
+    item is quoted with it; a bare "and"/"or" between items is passed over."""
+    form = (
+        "8. Special Limits. We will pay no more than $2,500 for any one loss to one or more of the "
+        "following kinds of personal property:\n"
+        "a. Artwork, photographs, collectibles, or memorabilia;\n"
+        "b. Rare books or autographed items;\n"
+        "or\n"
+        "c. Furs or any article containing fur.\n"
+        "9. We will pay only for the functional value of antiques."
+    )
+    shown = choose_quote(form, words_score("furs")).text(form)
+    assert shown.startswith("8. Special Limits. We will pay no more than $2,500") and shown.endswith("containing fur.")
+    sibling = "a. First item;\nb. Second item:\n(i) detail one;\n(ii) detail two."
+    assert choose_quote(sibling, words_score("two")).text(sibling).startswith("b. Second item:")

@@ -122,14 +122,33 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
 
 def _lead_in(text: str, units: list[tuple[int, int]], item: int) -> int | None:
     """The unit that introduces a list item: the nearest earlier one ending in ":", passing only
-    over the item's siblings."""
+    over the item's siblings (and a bare "and" / "or" between them). An item of an outer list
+    can be the lead-in ("8. Special Limits. We will pay no more than $2,500 for … the following:"
+    over "a. Artwork…"): numbered items introduce lettered ones, and the other way round."""
+    family = _family(text[units[item][0] : units[item][1]])
     for j in range(item - 1, -1, -1):
         unit = text[units[j][0] : units[j][1]].rstrip()
-        if _LEAD_IN.search(unit) and not _ITEM.match(unit):
+        if _CONJUNCTION.match(unit):
+            continue
+        if _LEAD_IN.search(unit) and (not _ITEM.match(unit) or _family(unit) != family):
             return j
         if not _ITEM.match(unit):
             return None
     return None
+
+
+_CONJUNCTION = re.compile(r"^(?:and|or|and/or)$", re.IGNORECASE)
+
+
+def _family(unit: str) -> str:
+    """A list marker's kind (numbers, letters and roman numerals, which share letters, bullets) and
+    style ("(a)" against "a."): "b. Second item:" leads in "(i)"."""
+    marker = _ITEM.match(unit)
+    if marker is None:
+        return ""
+    found = marker.group().strip()
+    kind = "number" if any(c.isdigit() for c in found) else "bullet" if any(c in "-•" for c in found) else "letter"
+    return kind + ("()" if found.startswith("(") else "")
 
 
 def _cut(text: str, start: int, limit: int) -> int:
