@@ -314,14 +314,12 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     conditional lead-in with its list ("When they died you must have been: • under State Pension
     age • living in the UK…") is a candidate too, quoted as the passage words it: the items are
     what the lead-in makes the answer depend on. Chosen conditions never overlap."""
-    retrieved = [(src, shown) for src, shown, _ in items if not src.referenced_by]
-    best = max(
-        (closeness(part) for src, _ in retrieved for _, _, parts in _condition_units(src) for part in parts[:1]),
-        default=0.0,
-    )
+    retrieved = [(src, shown, _condition_units(src)) for src, shown, _ in items if not src.referenced_by]
+    # The closest single sentence or item of the quoted passages (a group's parts are units too).
+    best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[float, int, int, str, tuple[int, int]]] = []
-    for src, shown in retrieved:
-        for text, (s, e), parts in _condition_units(src):
+    for src, shown, units in retrieved:
+        for text, (s, e), parts in units:
             if text in " ".join(shown.split()) or not _CONDITION.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
