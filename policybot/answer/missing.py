@@ -42,10 +42,10 @@ _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
     ),
 }
 
-# A worked example's amount is not the amount asked for ("For example, if your annual premium is $480…").
 _TOKENIZER = Tokenizer()
 _LEAD = "\n\x00"  # joins a unit to its lead-in, which gives words but never the quantity
 _FUNCTION = {"per", "each", "everi"}  # not stopwords to BM25, but say nothing of the subject
+# A worked example's amount is not the amount asked for ("For example, if your annual premium is $480…").
 _EXAMPLE = re.compile(r"^\W*(?:for example|for instance|e\.g\.|example)\b", re.I)
 
 MISSING = "Your documents do not seem to state {what} for this. The closest passages — check them:"
