@@ -485,20 +485,25 @@ def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
     assert any(c.role == "Definition" and "60 consecutive days" in (c.quote or "") for c in answer.citations)
 
 
-def test_an_answer_lists_what_it_depends_on_with_citations():
-    """The conditional sentences of a quoted passage that speak to the question, under "Depends on:"."""
+def _guide_answer(guide: str, section: str, question: str):
+    """The extractive answer to ``question`` from one passage of a guide (no embedder: shared words)."""
     from policybot.answer.writers import AnswerDraft, ExtractiveWriter
     from tests.answers import _citation
 
+    source = _citation(1, guide, cited=False, verified=False, doc="guide.pdf", section=section, title="")
+    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
+    return ExtractiveWriter().run(draft, question, [source])
+
+
+def test_an_answer_lists_what_it_depends_on_with_citations():
+    """The conditional sentences of a quoted passage that speak to the question, under "Depends on:"."""
     guide = (
         "You could get a one-off tax-free payment of £120,000 if you're severely disabled because of a vaccination. "
         "You can only claim if you were vaccinated in the UK or the Isle of Man. "
         "Disablement is worked out as a percentage, and you must be at least 60% disabled to claim. "
         "The payment is made to you or your family."
     )
-    source = _citation(1, guide, cited=False, verified=False, doc="vaccine.pdf", section="1. Overview", title="")
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
-    answer = ExtractiveWriter().run(draft, "Can I claim a vaccine damage payment if I am disabled?", [source])
+    answer = _guide_answer(guide, "1. Overview", "Can I claim a vaccine damage payment if I am disabled?")
     lines = answer.answer.splitlines()
     assert lines[0].startswith('1. Condition: "You could get a one-off tax-free payment of £120,000')
     depends = lines[lines.index("Depends on:") + 1 :]
@@ -518,9 +523,6 @@ def test_a_conditional_lead_in_is_listed_with_its_items():
     """A guide's conditions are often a list under a conditional lead-in ("When they died you must
     have been: • under State Pension age • living in the UK…"): listed whole, as the passage words
     it, never a list item alone, and never overlapping another condition listed."""
-    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from tests.answers import _citation
-
     guide = (
         "1. Eligibility\n"
         "You may be able to get Bereavement Support Payment if your husband, wife or civil partner died "
@@ -533,10 +535,8 @@ def test_a_conditional_lead_in_is_listed_with_its_items():
         "•  living in the UK or a country that pays bereavement benefits\n"
         "You cannot claim if you're in prison."
     )
-    source = _citation(1, guide, cited=False, verified=False, doc="bsp.pdf", section="1. Eligibility", title="")
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     question = "My wife died last year and I'm under State Pension age. Can I get Bereavement Support Payment?"
-    answer = ExtractiveWriter().run(draft, question, [source])
+    answer = _guide_answer(guide, "1. Eligibility", question)
     lines = answer.answer.splitlines()
     depends = lines[lines.index("Depends on:") + 1 :]
     listed = '- "When they died you must have been: • under State Pension age • living in the UK or a country'
