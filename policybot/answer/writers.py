@@ -13,7 +13,7 @@ import numpy as np
 
 from policybot.answer.citations import CitationChecker
 from policybot.answer.missing import MISSING, missing
-from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, split_item
+from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, section_matches, split_item
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.quotes import choose_quote, is_list_item, quote_units
@@ -230,8 +230,8 @@ _DECIDING = ("Not covered", "Limit", "Condition")
 DECIDING_SHARE = 0.75
 
 
-# The sentences a passage makes its answer hold under: one model with the roles' *Condition*.
-_CONDITION = CONDITION_WORDS
+# "Depends on:" lists what the quoted passages make the answer hold under, found by the condition
+# words the *Condition* label uses (``core/roles.CONDITION_WORDS``).
 DEPENDS_ON = "Depends on:"
 MAX_CONDITIONS = 3
 MAX_CONDITION_CHARS = 400
@@ -320,7 +320,8 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     found: list[tuple[float, int, int, str, tuple[int, int]]] = []
     for src, shown, units in retrieved:
         for text, (s, e), parts in units:
-            if text in " ".join(shown.split()) or not _CONDITION.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
+            quoted_already = text in " ".join(shown.split())
+            if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
             if score > 0 and score >= CONDITION_SHARE * best:
@@ -360,10 +361,8 @@ def _clause_heading(src: Citation) -> str:
 def _named_item(src: Citation, named: Sequence[tuple[str, str | None]]) -> str | None:
     """The item a question names in this source's clause ("2.5(c)" against "… > 2.5 Escape of
     water"): its letter or number, when the passage holds that item."""
-    last = src.section.split(" > ")[-1] if src.section else ""
-    number = last.split()[0].rstrip(".") if last.split() else ""
     for clause, item in named:
-        if item and clause == number:
+        if item and section_matches(src.section, [clause]):
             letter = item.strip("()").lower()
             if any(_item_marked(letter)(src.text[s:e]) for s, e in quote_units(src.text)):
                 return letter
