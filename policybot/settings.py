@@ -41,7 +41,11 @@ class EvidenceSettings(BaseModel):
         12, ge=1, le=50, description="Planner: passages kept from the issue's own search (half the table)."
     )
     aspect_hits: int = Field(
-        2, ge=0, le=10, description="Planner: passages kept per cover/exclusion/condition/claims section."
+        3,
+        ge=0,
+        le=10,
+        description="Planner: passages kept per top-level part of the documents "
+        "(eval/decisions/2026-11-26-evidence-aspect-hits.md).",
     )
     max_rows: int = Field(24, ge=1, le=100, description="Most rows in an evidence table.")
     aspects: Literal["library", "insurance"] = Field(

@@ -42,7 +42,7 @@ ASPECTS: list[tuple[str, re.Pattern[str]]] = [
 @dataclass
 class PlannerLimits:
     issue_hits: int = 12  # passages kept from the issue's own search: half the table
-    aspect_hits: int = 2  # passages kept per sub-aspect section
+    aspect_hits: int = 3  # passages kept per part of the documents (record 2026-11-26-evidence-aspect-hits)
     max_rows: int = 24
     max_steps: int = 40  # tool calls, a safety bound: the plan stops when nothing new is found
     # A defined term is followed only when the document uses it in at most this share of its
