@@ -495,6 +495,40 @@ def _guide_answer(guide: str, section: str, question: str):
     return ExtractiveWriter().run(draft, question, [source])
 
 
+def test_the_best_passage_is_quoted_for_its_cover_and_its_exclusion_side_by_side():
+    """A clause often holds the cover and the exclusion that decides it: both are quoted, the
+    exclusion first for a coverage question, next to each other and citing the same source, and
+    both are highlighted in the passage."""
+    clause = (
+        "3.7 Frozen food\n"
+        "We will cover food in a freezer at the Home which is spoilt because of a rise or fall in temperature, "
+        "or because the freezer has been contaminated by refrigerant or refrigerant fumes.\n"
+        "We will not pay where the supplier deliberately cut off the electricity supply.\n"
+        "The most we will pay under this clause is $500."
+    )
+    question = "We had a power cut for two days and everything in the freezer went off. Do you pay for the food?"
+    answer = _guide_answer(clause, "3.7 Frozen food", question)
+    lines = answer.answer.splitlines()
+    assert lines[0].startswith('1. Not covered: "We will not pay where the supplier deliberately cut off')
+    assert lines[1].startswith('2. Covered: "We will cover food in a freezer at the Home which is spoilt')
+    assert all('" [1] — ' in line for line in lines[:2])
+    [cited] = answer.citations
+    highlighted = [cited.text[cited.quote_start : cited.quote_end]] + [cited.text[s:e] for s, e in cited.also_quoted]
+    assert any(h.startswith("We will cover food in a freezer") for h in highlighted)
+    assert any(h.startswith("We will not pay where the supplier") for h in highlighted)
+
+
+def test_a_passage_is_quoted_once_when_its_other_sentences_say_little_to_the_question():
+    clause = (
+        "3.7 Frozen food\n"
+        "We will cover food in a freezer at the Home which is spoilt because of a rise or fall in temperature.\n"
+        "Claims are handled by our partner company on weekdays."
+    )
+    answer = _guide_answer(clause, "3.7 Frozen food", "Is the food in my freezer covered if it spoils?")
+    assert [line for line in answer.answer.splitlines() if '" [1]' in line] == [answer.answer.splitlines()[0]]
+    assert answer.citations[0].also_quoted == []
+
+
 def test_an_answer_lists_what_it_depends_on_with_citations():
     """The conditional sentences of a quoted passage that speak to the question, under "Depends on:"."""
     guide = (

@@ -144,3 +144,17 @@ def test_an_item_of_an_outer_list_leads_in_the_items_under_it():
     assert shown.startswith("8. Special Limits. We will pay no more than $2,500") and shown.endswith("containing fur.")
     sibling = "a. First item;\nb. Second item:\n(i) detail one;\n(ii) detail two."
     assert choose_quote(sibling, words_score("two")).text(sibling).startswith("b. Second item:")
+
+
+def test_a_second_quote_of_a_passage_never_overlaps_the_first():
+    from policybot.core.quotes import other_quote
+
+    score = words_score("water", "escaping", "slow", "drip")
+    first = choose_quote(ESCAPE_OF_WATER, score)
+    second, best = other_quote(ESCAPE_OF_WATER, score, first)
+    assert best == 1  # "Escape of Water, and by water freezing": one of the wanted words
+    assert second.end <= first.start or second.start >= first.end
+    assert "We will cover loss or damage caused by Escape" in ESCAPE_OF_WATER[second.start : second.end]
+    # A passage that is one sentence has no other quote.
+    one = "We will cover food in a freezer."
+    assert other_quote(one, words_score("food"), choose_quote(one, words_score("food"))) is None

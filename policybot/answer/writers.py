@@ -16,7 +16,7 @@ from policybot.answer.missing import MISSING, missing
 from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, section_matches, split_item
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
-from policybot.core.quotes import choose_quote, is_list_item, quote_units
+from policybot.core.quotes import Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum
 from policybot.core.timing import Timings
@@ -28,6 +28,9 @@ from policybot.store.lexical import Tokenizer
 
 # Extractive answers quote the best passages, at most this many (each by ``core.quotes``).
 EXTRACTIVE_SOURCES = 3
+# The best passage is quoted twice when its other sentence speaks to the question at least this
+# share as closely as the first quote (record 2026-11-26-second-quote).
+SECOND_QUOTE_SHARE = 0.5
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
 MAX_VARIANTS = 2
 QuoteChoice = Literal["words", "meaning", "both"]
@@ -152,6 +155,19 @@ class ExtractiveWriter:
                     }
                 )
                 items.append((quoted[src.n], shown, _best_unit(cosine or closeness, src.text, quote.start, quote.end)))
+                second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
+                if second is not None:  # the best passage's other sentence that speaks to the question
+                    shown = second.text(src.text)
+                    role = plain_label(src.section, shown)
+                    items.append(
+                        (
+                            quoted[src.n].model_copy(update={"role": role}),
+                            shown,
+                            _best_unit(cosine or closeness, src.text, second.start, second.end),
+                        )
+                    )
+                    span = (second.start, second.end)
+                    quoted[src.n] = quoted[src.n].model_copy(update={"also_quoted": [*quoted[src.n].also_quoted, span]})
             labels = _labels(chosen)
             for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
                 pointer = src.referenced_by[0] if src.referenced_by else None
@@ -165,6 +181,28 @@ class ExtractiveWriter:
                 quoted[n] = quoted[n].model_copy(update={"also_quoted": [*quoted[n].also_quoted, span]})
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
+
+    @staticmethod
+    def _second(
+        src: Citation, chosen: list[Citation], closeness: Callable[[str], float], begin: int, first: Quote
+    ) -> Quote | None:
+        """A second quote of the best passage: its other sentence or list item closest to the
+        question, when that speaks to it at least half as closely as the first quote. A clause
+        often holds the cover and the exclusion that decides it side by side ("We will cover food
+        in a freezer… spoilt…" and "We will not pay where the supplier deliberately cut off the
+        electricity supply"); one quote shows only one of them. A conditional sentence, or an
+        item of a conditional list, is not taken: "Depends on:" lists those."""
+        if src is not chosen[0] or src.referenced_by:
+            return None
+        best = _best_unit(closeness, src.text, first.start, first.end)
+        groups = [span for _, span, parts in _condition_units(src) if CONDITION_WORDS.search(parts[0])]
+        conditional = {
+            src.text[s:e] for s, e in quote_units(src.text, begin) if any(s < e2 and s2 < e for s2, e2 in groups)
+        }
+        other = other_quote(src.text, lambda unit: 0.0 if unit in conditional else closeness(unit), first, begin)
+        if other is None or best <= 0 or other[1] <= 0 or other[1] < SECOND_QUOTE_SHARE * best:
+            return None
+        return other[0]
 
     @staticmethod
     def _to_quote(sources: list[Citation], named: Sequence[str]) -> list[Citation]:
@@ -252,7 +290,16 @@ def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
     supporting = [item for item in items if item[0].referenced_by]
     others = [score for src, _, score in retrieved if src.role not in _DECIDING]
     bar = DECIDING_SHARE * max(others, default=0.0)
-    return sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar)) + supporting
+    ordered = sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar))
+    return _by_source(ordered) + supporting
+
+
+def _by_source(items: list[Quoted]) -> list[Quoted]:
+    """Two quotes of one passage side by side, where the first of them stands."""
+    first_at: dict[int, int] = {}
+    for i, (src, _, _) in enumerate(items):
+        first_at.setdefault(src.n, i)
+    return sorted(items, key=lambda item: first_at[item[0].n])
 
 
 _ITEM_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\s+", re.I)  # "2. ", "(c) ": not a quantity
@@ -314,7 +361,13 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     conditional lead-in with its list ("When they died you must have been: • under State Pension
     age • living in the UK…") is a candidate too, quoted as the passage words it: the items are
     what the lead-in makes the answer depend on. Chosen conditions never overlap."""
-    retrieved = [(src, shown, _condition_units(src)) for src, shown, _ in items if not src.referenced_by]
+    shown_of: dict[int, str] = {}
+    sources: dict[int, Citation] = {}
+    for src, shown, _ in items:
+        if not src.referenced_by:  # a passage quoted twice is read once, against both quotes
+            shown_of[src.n] = f"{shown_of.get(src.n, '')} {shown}"
+            sources.setdefault(src.n, src)
+    retrieved = [(src, shown_of[n], _condition_units(src)) for n, src in sources.items()]
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[float, int, int, str, tuple[int, int]]] = []

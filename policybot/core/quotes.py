@@ -16,7 +16,8 @@ The rules here:
   such as "What is not covered"): joined when they are next to each other, else shown as
   "lead-in … item";
 - a lead-in chosen on its own brings its first item; a short sentence brings the next;
-- a unit longer than the limit is cut at its last clause break (";" or ","), marked "…".
+- a unit longer than the limit is cut at its last clause break (";" or ","), marked "…";
+- a second quote of the same passage (``other_quote``) never overlaps the first.
 """
 
 from __future__ import annotations
@@ -118,6 +119,19 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     if end - start <= max_chars:
         return Quote(start, end, lead_in)
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: int = 0) -> tuple[Quote, float] | None:
+    """The passage's best quote apart from ``first`` (by the same rules), with the score of its
+    best unit; none when every unit is inside ``first`` or the quote would overlap it."""
+    units = [(s, e) for s, e in quote_units(text, begin) if e <= first.start or s >= first.end]
+    if not units:
+        return None
+    start, end = max(units, key=lambda u: (score(text[u[0] : u[1]]), -u[0]))
+    quote = choose_quote(text, lambda unit: 1.0 if unit == text[start:end] else 0.0, begin)
+    if quote.start < first.end and first.start < quote.end:
+        return None
+    return quote, score(text[start:end])
 
 
 def _lead_in(text: str, units: list[tuple[int, int]], item: int) -> int | None:
