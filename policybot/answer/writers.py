@@ -132,42 +132,16 @@ class ExtractiveWriter:
             items_named = [split_item(ref) for ref in clause_references(question)]
             for src in chosen:
                 begin = _heading_end(src)
-                term = (src.reference or "").removeprefix("definition of ") if src.reference else ""
-                item = _named_item(src, items_named)
-                if item:  # "Explain 2.5(c)": the clause's item (c) is the quote
-                    score = _item_marked(item)
-                elif term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
-                    score = _defining(src.text, begin, term)
-                elif meaning and _defines(src):
-                    score = _opening(src.text, begin)
-                else:
-                    score = closeness
+                score = _scorer(src, begin, closeness, meaning, items_named)
                 quote = choose_quote(src.text, score, begin)
-                shown = quote.text(src.text)
-                quoted[src.n] = src.model_copy(
-                    update={
-                        "cited": True,
-                        "quote": src.text[quote.start : quote.end],
-                        "quote_start": quote.start,
-                        "quote_end": quote.end,
-                        "verified": True,
-                        "role": plain_label(src.section, shown),
-                    }
-                )
-                items.append((quoted[src.n], shown, _best_unit(cosine or closeness, src.text, quote.start, quote.end)))
                 second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
-                if second is not None:  # the best passage's other sentence that speaks to the question
-                    shown = second.text(src.text)
-                    role = plain_label(src.section, shown)
-                    items.append(
-                        (
-                            quoted[src.n].model_copy(update={"role": role}),
-                            shown,
-                            _best_unit(cosine or closeness, src.text, second.start, second.end),
-                        )
-                    )
-                    span = (second.start, second.end)
-                    quoted[src.n] = quoted[src.n].model_copy(update={"also_quoted": [*quoted[src.n].also_quoted, span]})
+                quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
+                quoted[src.n] = _with_quotes(src, quotes)
+                for q in quotes:
+                    shown = q.text(src.text)
+                    label = plain_label(src.section, shown)
+                    close = _best_unit(cosine or closeness, src.text, q.start, q.end)
+                    items.append((quoted[src.n].model_copy(update={"role": label}), shown, close))
             labels = _labels(chosen)
             for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
                 pointer = src.referenced_by[0] if src.referenced_by else None
@@ -303,6 +277,42 @@ def _by_source(items: list[Quoted]) -> list[Quoted]:
 
 
 _ITEM_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\s+", re.I)  # "2. ", "(c) ": not a quantity
+
+
+def _scorer(
+    src: Citation,
+    begin: int,
+    closeness: Callable[[str], float],
+    meaning: bool,
+    items_named: Sequence[tuple[str, str | None]],
+) -> Callable[[str], float]:
+    """How a passage's quote is chosen: the item the question names, where a definition defines
+    the term a quoted clause uses, a definition's opening sentence, or closeness to the question."""
+    term = (src.reference or "").removeprefix("definition of ") if src.reference else ""
+    item = _named_item(src, items_named)
+    if item:  # "Explain 2.5(c)": the clause's item (c) is the quote
+        return _item_marked(item)
+    if term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
+        return _defining(src.text, begin, term)
+    if meaning and _defines(src):
+        return _opening(src.text, begin)
+    return closeness
+
+
+def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
+    """The source as cited: its first quote's span, any other quote highlighted beside it."""
+    first = quotes[0]
+    return src.model_copy(
+        update={
+            "cited": True,
+            "quote": src.text[first.start : first.end],
+            "quote_start": first.start,
+            "quote_end": first.end,
+            "verified": True,
+            "role": plain_label(src.section, first.text(src.text)),
+            "also_quoted": [*src.also_quoted, *((q.start, q.end) for q in quotes[1:])],
+        }
+    )
 
 
 def states_quantity(unit: str) -> bool:
