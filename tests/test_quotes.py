@@ -158,3 +158,23 @@ def test_a_second_quote_of_a_passage_never_overlaps_the_first():
     # A passage that is one sentence has no other quote.
     one = "We will cover food in a freezer."
     assert other_quote(one, words_score("food"), choose_quote(one, words_score("food"))) is None
+
+
+def test_a_run_in_heading_belongs_to_the_text_after_it_on_its_line():
+    """A contract's "(h) Governing Law. This Agreement…" is one unit; a short item that ends its
+    line ("(j) Counterparts.") stays an item of its own."""
+    text = (
+        "(g) Fees. The prevailing Party shall be entitled to reasonable fees.\n"
+        "(h)\xa0Governing\xa0Law.\xa0This Agreement shall be construed in accordance\n"
+        "with the laws of the State of New York.\n"
+        "(j) Counterparts.\n"
+        "(k) Notices."
+    )
+    units = [" ".join(text[s:e].split()) for s, e in quote_units(text)]
+    assert (
+        "(h) Governing Law. This Agreement shall be construed in accordance with the laws of the State of New York."
+        in units
+    )
+    assert "(j) Counterparts." in units and "(k) Notices." in units
+    shown = choose_quote(text, words_score("governed", "law")).text(text)
+    assert shown.startswith("(h) Governing Law. This Agreement") and shown.endswith("State of New York.")

@@ -10,7 +10,8 @@ The rules here:
 
 - the units are sentences and list items; a bare item marker ("a.", "1.", "(c)") belongs to the
   item after it, never ends a quote; so does a numbered title ("21. National Flood Insurance
-  Program (NFIP).", the run-in heading of a definition), which belongs to the text it heads;
+  Program (NFIP).", the run-in heading of a definition; a contract's "(h) Governing Law." with
+  its text on the same line), which belongs to the text it heads;
 - the unit closest to the question wins (the caller scores), the earliest on a tie;
 - a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
   such as "What is not covered"): joined when they are next to each other, else shown as
@@ -41,6 +42,8 @@ _LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
 _BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
 # A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP)."
 _TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z])\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
+# A contract's run-in heading: "(h) Governing Law." with its text on the same line after it.
+_RUN_IN_TITLE = re.compile(r"^\((?:[a-z]|[0-9]{1,3}|[ivx]{1,4})\)\s+[A-Z][\w'’&/-]*(?:\s+[\w'’&/-]+){0,5}\.$")
 _ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
 
 
@@ -70,7 +73,7 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
         if s >= e:
             continue
         start = pending if pending is not None else s
-        if _BARE_MARKER.match(text[s:e]) or _TITLE_UNIT.match(text[start:e]):
+        if _BARE_MARKER.match(text[s:e]) or _TITLE_UNIT.match(text[start:e]) or _run_in_title(text, start, e):
             pending = start
             continue
         units.append((start, e))
@@ -78,6 +81,12 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text.rstrip()))
     return [piece for unit in units for piece in _new_list(text, *unit)]
+
+
+def _run_in_title(text: str, s: int, e: int) -> bool:
+    """ "(h) Governing Law." followed on its line by the text it heads."""
+    line_end = text.find("\n", e)
+    return bool(_RUN_IN_TITLE.match(text[s:e])) and bool(text[e : len(text) if line_end < 0 else line_end].strip())
 
 
 def _new_list(text: str, s: int, e: int) -> list[tuple[int, int]]:
