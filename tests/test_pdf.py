@@ -257,3 +257,12 @@ def test_a_boxed_preamble_is_read_as_text_and_a_real_table_as_one_block(tmp_path
     assert "Col" not in "".join(tables)
     joined = " ".join(texts)
     assert joined.count("Antares Pharma") == 1 and "and collectively the Parties." in joined
+
+
+def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
+    """Too few pages to tell a running line by repetition, but a line that is only a page number
+    ("PAGE 1 OF 2", "Page 2", "- 35 -") in the footer's place is page furniture, not text."""
+    doc = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "two.pdf", pages=2))
+    assert not any(ln.text.startswith("PAGE ") for ln in doc.lines)
+    assert doc.stripped_lines == 2 and doc.stripped_example == "PAGE 1 OF 2"
+    assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in doc.lines)

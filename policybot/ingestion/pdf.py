@@ -205,10 +205,13 @@ def _running_candidate(line: Line, page: list[Line], height: float, body_size: f
     return gap >= RUNNING_MIN_GAP * max(line.y1 - line.y0, 1.0)
 
 
+# A line that is only a page number ("Page 2", "Page 1 of 5", "- 35 -", "3 / 12"): page furniture in
+# a running line's place even where too few pages repeat it (a two-page guide).
+_PAGE_NUMBER = re.compile(r"^(?:page\s+\d+(?:\s*(?:of|/)\s*\d+)?|[-–]\s*\d+\s*[-–]|\d+\s*(?:of|/)\s*\d+)$", re.I)
+
+
 def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[int, str]:
     """Remove running headers and footers; returns how many lines went and one example."""
-    if len(pages) < 3:
-        return 0, ""
     from policybot.ingestion.sections import body_font_size
 
     body_size = body_font_size([ln for lines in pages for ln in lines if ln.kind == "text"])
@@ -219,12 +222,10 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
         candidates.append(found)
         seen.update({_running_key(lines[i].text) for i in found})
     threshold = max(3, (len(pages) + 1) // 2)
-    running = {key for key, count in seen.items() if count >= threshold}
+    running = {key for key, count in seen.items() if count >= threshold and len(pages) >= 3}
     removed, example = 0, ""
-    if not running:
-        return removed, example
     for idx, (lines, found) in enumerate(zip(pages, candidates)):
-        drop = {i for i in found if _running_key(lines[i].text) in running}
+        drop = {i for i in found if _running_key(lines[i].text) in running or _PAGE_NUMBER.match(lines[i].text.strip())}
         if drop:
             removed += len(drop)
             example = example or lines[min(drop)].text.strip()

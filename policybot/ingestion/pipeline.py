@@ -64,8 +64,9 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
     return (
         f"{chunker.signature}{chunker.scope_suffix}|hdr{int(settings.contextual_header)}"
         # "run2": the stricter running-header filter (issue 8) keeps lines the first one
-        # dropped, so documents indexed with it are re-read on their next ingest.
-        f"|tbl{int(settings.detect_tables)}|run{2 * int(settings.strip_running_headers)}"
+        # dropped, so documents indexed with it are re-read on their next ingest; "run3": a line
+        # that is only a page number goes on any document, two-page ones included.
+        f"|tbl{int(settings.detect_tables)}|run{3 * int(settings.strip_running_headers)}"
         + ("" if settings.vector_header else "|vh0")
     )
 
