@@ -222,7 +222,7 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
         candidates.append(found)
         seen.update({_running_key(lines[i].text) for i in found})
     threshold = max(3, (len(pages) + 1) // 2)
-    running = {key for key, count in seen.items() if count >= threshold and len(pages) >= 3}
+    running = {key for key, count in seen.items() if count >= threshold} if len(pages) >= 3 else set()
     removed, example = 0, ""
     for idx, (lines, found) in enumerate(zip(pages, candidates)):
         drop = {i for i in found if _running_key(lines[i].text) in running or _PAGE_NUMBER.match(lines[i].text.strip())}
