@@ -518,6 +518,35 @@ def test_the_best_passage_is_quoted_for_its_cover_and_its_exclusion_side_by_side
     assert any(h.startswith("We will not pay where the supplier") for h in highlighted)
 
 
+def test_the_next_passage_is_quoted_twice_only_when_its_other_sentence_is_nearly_as_close():
+    """The best passage gets a second quote at half its first quote's closeness, the next one at
+    three quarters, a later one never (shared words here: the question's are food, spoilt,
+    freezer, cover)."""
+    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
+    from tests.answers import _citation
+
+    pad = " under the terms and the limits that are printed in the schedule which we sent to you at the start"
+
+    def answer(second_of_next: str) -> list[int]:
+        texts = [
+            f"Frozen food spoilt by a power cut is covered{pad}. Food kept in a garage is paid for{pad}.",
+            f"Food spoilt in a freezer is covered{pad}. {second_of_next}{pad}.",
+            f"Freezer food spoilt in a cut is covered{pad}. Freezer food in a van is covered{pad}.",
+        ]
+        sources = [
+            _citation(n, text, cited=False, verified=False, doc="p.pdf", section=f"{n}. Food", title="")
+            for n, text in enumerate(texts, 1)
+        ]
+        draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
+        text = ExtractiveWriter().run(draft, "Is food spoilt in my freezer covered?", sources).answer
+        return [int(line.split('" [', 1)[1].split("]", 1)[0]) for line in text.splitlines() if '" [' in line]
+
+    near = answer("Food in a freezer is covered")  # 3 of the 4 words its first quote shares
+    assert near.count(2) == 2 and near.count(3) == 1  # the third passage: 3 of 4 too, quoted once
+    assert near.count(1) == 1  # the best passage's other sentence shares 1 of 3: under half
+    assert answer("Food in a fridge is covered").count(2) == 1  # 2 of 4: enough for the best passage only
+
+
 def test_a_passage_is_quoted_once_when_its_other_sentences_say_little_to_the_question():
     clause = (
         "3.7 Frozen food\n"

@@ -28,9 +28,10 @@ from policybot.store.lexical import Tokenizer
 
 # Extractive answers quote the best passages, at most this many (each by ``core.quotes``).
 EXTRACTIVE_SOURCES = 3
-# The best passage is quoted twice when its other sentence speaks to the question at least this
-# share as closely as the first quote (record 2026-11-26-second-quote).
-SECOND_QUOTE_SHARE = 0.5
+# The best passage is quoted twice when its other sentence speaks to the question at least half as
+# closely as the first quote; the next passage when at least three quarters (record
+# 2026-11-26-second-quote). Later passages are quoted once.
+SECOND_QUOTE_SHARES = (0.5, 0.75)
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
 MAX_VARIANTS = 2
 QuoteChoice = Literal["words", "meaning", "both"]
@@ -160,13 +161,15 @@ class ExtractiveWriter:
     def _second(
         src: Citation, chosen: list[Citation], closeness: Callable[[str], float], begin: int, first: Quote
     ) -> Quote | None:
-        """A second quote of the best passage: its other sentence or list item closest to the
-        question, when that speaks to it at least half as closely as the first quote. A clause
+        """A second quote of one of the best passages: its other sentence or list item closest to
+        the question, when that speaks to it nearly as closely as the first quote (see
+        ``SECOND_QUOTE_SHARES``). A clause
         often holds the cover and the exclusion that decides it side by side ("We will cover food
         in a freezer… spoilt…" and "We will not pay where the supplier deliberately cut off the
         electricity supply"); one quote shows only one of them. A conditional sentence, or an
         item of a conditional list, is not taken: "Depends on:" lists those."""
-        if src is not chosen[0] or src.referenced_by:
+        rank = next((i for i, c in enumerate(chosen[: len(SECOND_QUOTE_SHARES)]) if c is src), None)
+        if rank is None or src.referenced_by:
             return None
         best = _best_unit(closeness, src.text, first.start, first.end)
         groups = [span for _, span, parts in _condition_units(src) if CONDITION_WORDS.search(parts[0])]
@@ -174,7 +177,7 @@ class ExtractiveWriter:
             src.text[s:e] for s, e in quote_units(src.text, begin) if any(s < e2 and s2 < e for s2, e2 in groups)
         }
         other = other_quote(src.text, lambda unit: 0.0 if unit in conditional else closeness(unit), first, begin)
-        if other is None or best <= 0 or other[1] <= 0 or other[1] < SECOND_QUOTE_SHARE * best:
+        if other is None or best <= 0 or other[1] <= 0 or other[1] < SECOND_QUOTE_SHARES[rank] * best:
             return None
         return other[0]
 
