@@ -499,9 +499,10 @@ def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(tmp_path):
         summary = panel.locator("summary")
         assert "2.5 Escape of water" in summary.inner_text()
         summary.click()
-        mark = panel.locator("mark").first
-        mark.wait_for(state="visible")
-        assert mark.inner_text().startswith("(c) Damage caused by water escaping gradually")
+        marks = panel.locator("mark")
+        marks.first.wait_for(state="visible")
+        # The item is highlighted; a second quote of the same passage may be too (2.5(b), "…sinks").
+        assert any(m.startswith("(c) Damage caused by water escaping gradually") for m in marks.all_inner_texts())
         if SCREENSHOT_DIR:
             Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(Path(SCREENSHOT_DIR) / "slow-leak.png"))
