@@ -487,12 +487,20 @@ def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
 
 def _guide_answer(guide: str, section: str, question: str):
     """The extractive answer to ``question`` from one passage of a guide (no embedder: shared words)."""
+    return _passages_answer([(guide, section)], question)
+
+
+def _passages_answer(passages: list[tuple[str, str]], question: str):
+    """The extractive answer to ``question`` from passages (text, section) in retrieval order."""
     from policybot.answer.writers import AnswerDraft, ExtractiveWriter
     from tests.answers import _citation
 
-    source = _citation(1, guide, cited=False, verified=False, doc="guide.pdf", section=section, title="")
+    sources = [
+        _citation(n, text, cited=False, verified=False, doc="guide.pdf", section=section, title="")
+        for n, (text, section) in enumerate(passages, 1)
+    ]
     draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
-    return ExtractiveWriter().run(draft, question, [source])
+    return ExtractiveWriter().run(draft, question, sources)
 
 
 def test_the_best_passage_is_quoted_for_its_cover_and_its_exclusion_side_by_side():
@@ -522,9 +530,6 @@ def test_the_next_passage_is_quoted_twice_only_when_its_other_sentence_is_nearly
     """The best passage gets a second quote at half its first quote's closeness, the next one at
     three quarters, a later one never (shared words here: the question's are food, spoilt,
     freezer, cover)."""
-    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from tests.answers import _citation
-
     pad = " under the terms and the limits that are printed in the schedule which we sent to you at the start"
 
     def answer(second_of_next: str) -> list[int]:
@@ -533,12 +538,8 @@ def test_the_next_passage_is_quoted_twice_only_when_its_other_sentence_is_nearly
             f"Food spoilt in a freezer is covered{pad}. {second_of_next}{pad}.",
             f"Freezer food spoilt in a cut is covered{pad}. Freezer food in a van is covered{pad}.",
         ]
-        sources = [
-            _citation(n, text, cited=False, verified=False, doc="p.pdf", section=f"{n}. Food", title="")
-            for n, text in enumerate(texts, 1)
-        ]
-        draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
-        text = ExtractiveWriter().run(draft, "Is food spoilt in my freezer covered?", sources).answer
+        passages = [(text, f"{n}. Food") for n, text in enumerate(texts, 1)]
+        text = _passages_answer(passages, "Is food spoilt in my freezer covered?").answer
         return [int(line.split('" [', 1)[1].split("]", 1)[0]) for line in text.splitlines() if '" [' in line]
 
     near = answer("Food in a freezer is covered")  # 3 of the 4 words its first quote shares
