@@ -583,6 +583,24 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
     assert len(also) == len(depends)
 
 
+def test_a_condition_two_passages_hold_is_listed_once():
+    """Overlapping chunks of one section, or sibling documents, often hold the same conditional
+    sentence: "Depends on:" lists it once, citing the first passage that holds it."""
+    pad = " under the rules that are set out on this page of the guide for every person who wants to claim it"
+    shared = f"You must be at least 60% disabled to claim{pad}."
+    passages = [
+        (
+            f"You could get a one-off tax-free payment if you are severely disabled by a vaccination{pad}. {shared}",
+            "1. Overview",
+        ),
+        (f"The vaccine payment is made to you or to your family{pad}. {shared}", "2. Eligibility"),
+    ]
+    answer = _passages_answer(passages, "Can I claim a vaccine damage payment if I am disabled?")
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :]
+    assert depends == [f'- "{shared}" [1]']
+
+
 def test_a_conditional_lead_in_is_listed_with_its_items():
     """A guide's conditions are often a list under a conditional lead-in ("When they died you must
     have been: • under State Pension age • living in the UK…"): listed whole, as the passage words

@@ -373,7 +373,8 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     the question first: what the answer holds under, each with its source and its span there. A
     conditional lead-in with its list ("When they died you must have been: • under State Pension
     age • living in the UK…") is a candidate too, quoted as the passage words it: the items are
-    what the lead-in makes the answer depend on. Chosen conditions never overlap."""
+    what the lead-in makes the answer depend on. Chosen conditions never overlap, and a sentence two
+    passages hold (overlapping chunks, sibling documents) is listed once."""
     shown_of: dict[int, str] = {}
     sources: dict[int, Citation] = {}
     for src, shown, _ in items:
@@ -395,7 +396,8 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     found.sort(key=lambda f: (-f[0], -f[1]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
     for _, _, n, text, (s, e) in found:
-        if not any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen):
+        overlaps = any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen)
+        if not overlaps and text not in {listed for _, listed, _ in chosen}:  # two chunks holding one sentence
             chosen.append((n, text, (s, e)))
         if len(chosen) == MAX_CONDITIONS:
             break
