@@ -630,6 +630,33 @@ def test_a_conditional_lead_in_is_listed_with_its_items():
     assert any(guide[s:e].startswith("When they died") and "bereavement benefits" in guide[s:e] for s, e in spans)
 
 
+def test_the_best_passage_lists_its_conditions_though_they_share_no_word_with_the_question():
+    """Retrieval judged the best passage the answer: its conditional lead-in with its list comes
+    first under "Depends on:", and its conditional sentences are listed too, though neither shares
+    a word with the question; a later passage's condition is listed only when it speaks to the
+    question."""
+    guide = (
+        "You may be able to get Bereavement Support Payment if your husband, wife or civil partner died "
+        "in the last 21 months, and you can claim it whether or not you have children.\n"
+        "You must claim within 3 months of the death to get the full amount, or you will get fewer payments.\n"
+        "When they died you must have been:\n"
+        "•  under State Pension age\n"
+        "•  living in the UK or a country that pays bereavement benefits"
+    )
+    other = (
+        "Bereavement Support Payment will not affect your benefits for a year after your first payment is made.\n"
+        "You must tell your benefits office (for example, your local Jobcentre) when you start getting it."
+    )
+    question = "My husband had an accident at work. Do I qualify for Bereavement Support Payment?"
+    answer = _passages_answer([(guide, "1. Eligibility"), (other, "2. What you'll get")], question)
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :]
+    assert depends[0].startswith('- "When they died you must have been: • under State Pension age • living in the UK')
+    claim = "You must claim within 3 months of the death to get the full amount, or you will get fewer payments."
+    assert f'- "{claim}" [1]' in depends
+    assert not any("benefits office" in line for line in depends)  # the next passage's, far from the question
+
+
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer

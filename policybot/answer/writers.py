@@ -248,10 +248,13 @@ DECIDING_SHARE = 0.75
 # "Depends on:" lists what the quoted passages make the answer hold under, found by the condition
 # words the *Condition* label uses (``core/roles.CONDITION_WORDS``).
 DEPENDS_ON = "Depends on:"
-MAX_CONDITIONS = 3
-MAX_CONDITION_CHARS = 400
-# A condition is listed when it speaks to the question at least half as closely as the best
-# sentence or list item of the quoted passages.
+# At most five conditions, each listed whole or not at all (a cut condition misstates what it asks),
+# up to 600 characters: a limit with its list of items, a gov.uk lead-in with its bullets
+# (2026-11-26-best-passage-conditions.md; provisional, set by reading and the per-set table there).
+MAX_CONDITIONS = 5
+MAX_CONDITION_CHARS = 600
+# A condition of a passage other than the best one is listed when it speaks to the question at
+# least half as closely as the best sentence or list item of the quoted passages.
 CONDITION_SHARE = 0.5
 Quoted = tuple[Citation, str, float]  # the source, its quote as shown, how close the quote is to the question
 
@@ -369,12 +372,19 @@ def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
 
 
 def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str, tuple[int, int]]]:
-    """The conditional sentences of the quoted passages that were not quoted already, closest to
-    the question first: what the answer holds under, each with its source and its span there. A
-    conditional lead-in with its list ("When they died you must have been: • under State Pension
-    age • living in the UK…") is a candidate too, quoted as the passage words it: the items are
-    what the lead-in makes the answer depend on. Chosen conditions never overlap, and a sentence two
-    passages hold (overlapping chunks, sibling documents) is listed once."""
+    """The conditional sentences of the quoted passages that were not quoted already: what the
+    answer holds under, each with its source and its span there. A conditional lead-in with its
+    list ("When they died you must have been: • under State Pension age • living in the UK…") is a
+    candidate too, quoted as the passage words it: the items are what the lead-in makes the answer
+    depend on.
+
+    The best passage's conditions are listed whatever words they share with the question: retrieval
+    judged that passage the answer, so what it makes the answer depend on is what the reader must
+    know ("under State Pension age" shares no word with "Do I qualify for Bereavement Support
+    Payment?"). Its lead-ins with their lists come first, then its sentences and the other passages'
+    conditions closest to the question first, those only when they speak to it at least
+    ``CONDITION_SHARE`` as closely as the closest quote. Chosen conditions never overlap, and a
+    sentence two passages hold (overlapping chunks, sibling documents) is listed once."""
     shown_of: dict[int, str] = {}
     sources: dict[int, Citation] = {}
     for src, shown, _ in items:
@@ -384,18 +394,18 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
     retrieved = [(src, shown_of[n], _condition_units(src)) for n, src in sources.items()]
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
-    found: list[tuple[float, int, int, str, tuple[int, int]]] = []
-    for src, shown, units in retrieved:
+    found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
+    for rank, (src, shown, units) in enumerate(retrieved):
         for text, (s, e), parts in units:
             quoted_already = text in " ".join(shown.split())
             if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
-            if score > 0 and score >= CONDITION_SHARE * best:
-                found.append((score, len(parts), src.n, text, (s, e)))
-    found.sort(key=lambda f: (-f[0], -f[1]))  # on a tie, the lead-in with its list
+            if rank == 0 or (score > 0 and score >= CONDITION_SHARE * best):
+                found.append((rank == 0 and len(parts) > 1, score, len(parts), src.n, text, (s, e)))
+    found.sort(key=lambda f: (not f[0], -f[1], -f[2]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
-    for _, _, n, text, (s, e) in found:
+    for _, _, _, n, text, (s, e) in found:
         overlaps = any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen)
         if not overlaps and text not in {listed for _, listed, _ in chosen}:  # two chunks holding one sentence
             chosen.append((n, text, (s, e)))
