@@ -657,6 +657,28 @@ def test_the_best_passage_lists_its_conditions_though_they_share_no_word_with_th
     assert not any("benefits office" in line for line in depends)  # the next passage's, far from the question
 
 
+def test_a_question_naming_its_document_is_quoted_by_its_other_words():
+    """Once a question names its document ("our endorsement agreement with Geno Auriemma"), those words
+    say which document more than which sentence: the signature block holds every one of them, the
+    clause the question asks about none. The pipeline passes the question without its naming words
+    (``naming.without_naming``), and those count half in choosing the quote."""
+    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
+    from tests.answers import _citation
+
+    text = (
+        "27. Assignment. Neither party may transfer its rights to a new sponsor without prior written consent.\n"
+        "GENO AURIEMMA, endorsement agreement. By: /s/ Geno Auriemma"
+    )
+    source = _citation(1, text, cited=False, verified=False, doc="deal.pdf", section="27. Assignment", title="")
+    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
+    question = "Can we transfer our endorsement agreement with Geno Auriemma to a new sponsor?"
+    whole = ExtractiveWriter().run(draft, question, [source]).answer
+    assert whole.startswith('1. "GENO AURIEMMA')  # all four naming words: the signature block wins
+    words = "Can we transfer to a new sponsor?"  # without "our endorsement agreement with Geno Auriemma"
+    answer = ExtractiveWriter().run(draft, question, [source], words=words).answer
+    assert answer.startswith('1. "27. Assignment. Neither party may transfer its rights to a new sponsor')
+
+
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer

@@ -20,7 +20,7 @@ from policybot.answer.citations import renumbered
 from policybot.answer.conversation import Turn
 from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
 from policybot.answer.guard import Guard, Verdict
-from policybot.answer.naming import NamedDocument
+from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
@@ -141,7 +141,9 @@ class AnswerPipeline:
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
         elif self.llm is None:
-            answer = self.extractive.run(draft, plan.standalone, sources, named=[n.doc.name for n in named])
+            names = [n.doc.name for n in named]
+            words = without_naming(plan.standalone, named)  # the quote's words: not those naming the document
+            answer = self.extractive.run(draft, plan.standalone, sources, named=names, words=words)
         else:
             answer = yield from LLMWriter(self.llm, self.settings, self.extractive).run(draft, plan.standalone, sources)
         words_only = self.parts.retriever.words_only

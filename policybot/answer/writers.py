@@ -34,6 +34,10 @@ EXTRACTIVE_SOURCES = 3
 SECOND_QUOTE_SHARES = (0.5, 0.75)
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
 MAX_VARIANTS = 2
+# A word of the question that names its document counts half in choosing a quote: it says which
+# document more than which sentence (record 2026-11-26-naming-words-in-quotes; at 0 a guide's
+# sentence naming its scheme lost to one that does not).
+NAMING_WORD_WEIGHT = 0.5
 QuoteChoice = Literal["words", "meaning", "both"]
 # What an answer says when the model's own words did not check out against the documents.
 UNSUPPORTED_NOTICE = (
@@ -120,14 +124,20 @@ class ExtractiveWriter:
         sources: list[Citation],
         notice: str | None = None,
         named: Sequence[str] = (),
+        words: str | None = None,
     ) -> Answer:
+        """``words``: the question without the words that name its documents, when it names some
+        ("our endorsement deal with Geno Auriemma" says which document, and every party name in
+        its signature block shares those words): those count ``NAMING_WORD_WEIGHT`` in choosing
+        a passage's quote."""
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
+            naming = q_terms - set(self.tokenizer(words)) if words else set()
             absent = missing(draft.question, [s.text for s in sources])  # what the user asked, in their words
             lines = [MISSING.format(what=absent)] if absent else [HEDGE] if draft.band == "uncertain" else []
             quoted: dict[int, Citation] = {}
             chosen = self._to_quote(sources, named)
-            closeness, cosine = self._closeness(question, q_terms, chosen)
+            closeness, cosine = self._closeness(question, q_terms, chosen, naming)
             items = []
             meaning = _asks_meaning(question)
             items_named = [split_item(ref) for ref in clause_references(question)]
@@ -201,7 +211,7 @@ class ExtractiveWriter:
         return chosen + [s for s in sources if s.referenced_by]
 
     def _closeness(
-        self, question: str, q_terms: set[str], chosen: list[Citation]
+        self, question: str, q_terms: set[str], chosen: list[Citation], naming: set[str]
     ) -> tuple[Callable[[str], float], Callable[[str], float] | None]:
         """How much a sentence or list item speaks to the question, to choose the quote of a
         passage (see ``quote_choice``), and its closeness in meaning alone (a cosine; none without
@@ -210,7 +220,8 @@ class ExtractiveWriter:
         in one batch."""
 
         def shared(unit: str) -> float:
-            return len(q_terms & set(self.tokenizer(unit)))
+            terms = set(self.tokenizer(unit))
+            return len((q_terms - naming) & terms) + NAMING_WORD_WEIGHT * len(naming & terms)
 
         if self.embed is None or self.embed_query is None:
             return shared, None
