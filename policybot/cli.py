@@ -451,13 +451,14 @@ def _print_answer(answer: Any) -> None:
         )
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
-    for c in answer.shown_citations:
+    shown = answer.shown_citations
+    for c in shown:
         if answer.refused or not c.cited:
             mark = ""
         else:
             mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
         notes = ""
-        if c.referenced_by:
+        if c.referenced_by and c.referenced_by[0] <= len(shown):  # never a number with no source listed
             notes += f"  referenced by [{c.referenced_by[0]}] ({c.reference})"
         if c.same_text_in:
             notes += f"  same text in: {'; '.join(c.same_text_in)}"

@@ -127,3 +127,40 @@ def planted_answer() -> Answer:
     answer.answer = "Yes ![x](http://x.invalid/a.png) [1]."
     answer.citations[0].quote = "see [click here](http://x.invalid) <img src=x>"
     return answer
+
+
+def _pointing_answer() -> Answer:
+    """Three cited sources: [2] pointed to by the listed [1], [3] by a source [7] that is not listed."""
+    answer = generated()
+    first, second, third = answer.citations
+    return answer.model_copy(
+        update={
+            "citations": [
+                first,
+                second.model_copy(update={"referenced_by": [1], "reference": "clause 2.2"}),
+                third.model_copy(
+                    update={"cited": True, "referenced_by": [7], "reference": "definition of Wear and Tear"}
+                ),
+            ]
+        }
+    )
+
+
+def test_a_source_says_what_points_to_it_only_when_that_source_is_listed():
+    md = unescape_markdown(conversation_markdown([("Is my wife covered?", _pointing_answer())]))
+    assert "referenced by [1] (clause 2.2)" in md
+    assert "[7]" not in md and "definition of Wear and Tear" not in md  # no number without a source listed
+
+
+def test_the_cli_says_what_points_to_a_source_only_when_that_source_is_listed(monkeypatch):
+    from rich.console import Console
+
+    from policybot import cli
+
+    printed = Console(record=True, width=200)
+    monkeypatch.setattr(cli, "out", printed)
+    monkeypatch.setattr(cli, "err", printed)
+    cli._print_answer(_pointing_answer())
+    text = printed.export_text()
+    assert "referenced by [1] (clause 2.2)" in text
+    assert "[7]" not in text and "definition of Wear and Tear" not in text

@@ -51,11 +51,12 @@ def _mode_note(answer: Answer) -> str | None:
     return None
 
 
-def _source_lines(c: Citation, generated: bool) -> list[str]:
+def _source_lines(c: Citation, generated: bool, shown: int) -> list[str]:
     """A source as the export lists it. "verified" only for a written answer's quote: a quote
-    copied from the passage is always found in it, so saying so would tell the reader nothing."""
+    copied from the passage is always found in it, so saying so would tell the reader nothing.
+    "referenced by" only when the pointing source is listed too (``shown`` sources are)."""
     notes = [("verified" if c.verified else "unverified")] if generated else []
-    if c.referenced_by:
+    if c.referenced_by and c.referenced_by[0] <= shown:
         notes.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
     if c.same_text_in:
         notes.append(f"same text in: {'; '.join(c.same_text_in)}")
@@ -91,7 +92,7 @@ def _item_markdown(i: int, question: str, answer: Answer) -> list[str]:
     if not any(c.cited for c in answer.citations):
         lines.append("_The answer cites no source; these are the passages it was given:_")
     for c in answer.shown_citations:
-        lines += _source_lines(c, answer.mode == "generated")
+        lines += _source_lines(c, answer.mode == "generated", len(answer.shown_citations))
     lines.append("")
     return lines
 
