@@ -26,3 +26,14 @@ def test_a_passage_whose_titles_say_nothing_is_labelled_by_its_quote():
     assert plain_label("1. Eligibility", "You can get it only if your partner paid National Insurance.") == "Condition"
     assert plain_label("ARTICLE 12 MISCELLANEOUS", "This Agreement shall be governed by the laws of New York.") is None
     assert plain_label("1. Overview", "You cannot claim BSP if you're in prison.") == "Not covered"
+
+
+def test_an_item_of_an_exclusions_section_is_not_covered_though_its_words_never_say_so():
+    """ "Section 4 General Exclusions > 4.3 Pests and vermin" lists "Loss or damage caused by…
+    mice": a citizen asking about mice reads *Not covered*, not *Limit*. A deductible stays a
+    *Limit*, and a write-back under an exclusion ("we will pay for…") is not called excluded."""
+    pests = "Section 4 General Exclusions > 4.3 Pests and vermin"
+    assert plain_label(pests, "Loss or damage caused by insects, vermin, rodents such as mice.") == "Not covered"
+    assert plain_label("V. EXCLUSIONS > B", "Loss or damage caused by mold, mildew or moisture.") == "Not covered"
+    assert plain_label("Section 4 General Exclusions > 4.9 Deductible", "A Deductible of $250 applies.") == "Limit"
+    assert plain_label(pests, "We will pay for damage caused by a bird entering through a window.") == "Limit"

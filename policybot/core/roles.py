@@ -77,6 +77,21 @@ _GRANTING_WORDS = re.compile(
 )
 
 
+# A section title that lists what is not covered ("Section 4 General Exclusions", "V. EXCLUSIONS",
+# "What is not insured"); a deductible or a limit of liability is a *Limit*, not this.
+_EXCLUSION_TITLE = re.compile(r"exclu|not (?:covered|insured)", re.I)
+
+
+def _under_exclusions(section: str) -> bool:
+    """Whether the nearest title that limits is one that excludes: an item of "General Exclusions"
+    ("Loss or damage caused by insects… mice") excludes though its own words never say so."""
+    limiting = _ROLE_OF_TITLE[1][1]
+    for part in reversed([p for p in section.split(" > ") if p]):
+        if limiting.search(part):
+            return bool(_EXCLUSION_TITLE.search(part))
+    return False
+
+
 def plain_label(section: str, quote: str) -> str | None:
     """The label of a quoted passage in plain words; *Not covered* when the quote (or the heading
     over it, "What is not covered … (c) …") excludes; none when its role is unclear. A claims or
@@ -84,6 +99,8 @@ def plain_label(section: str, quote: str) -> str | None:
     nothing is labelled by what its quote says, or not at all."""
     role = role_of(section, quote)
     if role in ("limits", "covers", "other") and _EXCLUDING_WORDS.search(quote):
+        return "Not covered"
+    if role == "limits" and _under_exclusions(section) and not _GRANTING_WORDS.search(quote):
         return "Not covered"
     if role == "procedure":
         return "Condition" if CONDITION_WORDS.search(quote) else None
