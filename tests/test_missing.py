@@ -34,3 +34,11 @@ def test_a_length_of_time_a_phone_number_and_an_email_address():
 def test_a_question_that_asks_for_no_quantity_is_left_alone():
     assert missing("Am I covered for a burst pipe?", ["Escape of water is covered."]) is None
     assert missing("How much does it cost?", []) is None  # nothing found: the refusal speaks
+
+
+def test_a_cost_asked_about_as_covered_asks_for_no_amount():
+    """ "Divorce legal costs covered?" asks whether, not how much: no "does not state an amount"."""
+    legal = ["We will not pay for: (e) disputes about divorce, separation, children or maintenance."]
+    assert missing("divorce legal costs covered?", legal) is None
+    assert missing("Do you pay the cost of a hotel while my house is repaired?", legal) is None
+    assert missing("How much of the legal costs do you pay?", legal) == "an amount"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from policybot.answer.query import is_coverage_question
 from policybot.core.quotes import quote_units
 from policybot.core.text import QUANTITIES
 from policybot.store.lexical import Tokenizer
@@ -55,15 +56,28 @@ def missing(question: str, passages: Sequence[str]) -> str | None:
     """The plain name of what ``question`` asks for ("an amount") when no passage states one
     about it: a sentence with an amount counts when it shares a word with the question (the
     $30 administration charge does not say what the policy costs per month)."""
-    for asks, states, what in _ASKS.values():
+    for kind, (asks, states, what) in _ASKS.items():
         asked = asks.search(question)
-        if not asked or not passages:
+        if not asked or not passages or (kind == "money" and _asks_if_covered(question)):
             continue
         terms = set(_TOKENIZER(question)) - set(_TOKENIZER(asked.group())) - _FUNCTION
         stating = [s for s in _statements(passages) if states.search(s.split(_LEAD, 1)[-1])]
         if not any(not terms or terms & set(_TOKENIZER(s)) for s in stating):
             return what
     return None
+
+
+# "Divorce legal costs covered?", "Do you pay the cost of a hotel?": a cost named as what is
+# covered, not an amount asked for; "how much" always asks for one.
+_COVERED_COST = re.compile(
+    r"\b(?:costs?|fees?|expenses?)\b(?:\s+\w+){0,2}?\s+(?:covered|included|paid|refunded|reimbursed)\b", re.I
+)
+
+
+def _asks_if_covered(question: str) -> bool:
+    if re.search(r"\bhow much\b", question, re.I):
+        return False
+    return bool(_COVERED_COST.search(question)) or is_coverage_question(question)
 
 
 def _statements(passages: Sequence[str]) -> list[str]:
