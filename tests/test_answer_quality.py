@@ -3,7 +3,13 @@ answer text, and sentences no cited passage backs."""
 
 from __future__ import annotations
 
-from policybot.evaluation.answer_quality import conditions_stated, gold_in_answer, summary, unsupported_sentences
+from policybot.evaluation.answer_quality import (
+    conditions_stated,
+    gold_first,
+    gold_in_answer,
+    summary,
+    unsupported_sentences,
+)
 from policybot.evaluation.datasets import Gold, Question
 
 PASSAGE = (
@@ -24,6 +30,17 @@ def test_gold_and_conditions_are_found_in_the_text_as_one_run():
     assert gold_in_answer(QUESTION, quoted) and conditions_stated(QUESTION, quoted) == 1
     paraphrase = "Yes, you can get a payment if you are severely disabled [1]."
     assert not gold_in_answer(QUESTION, paraphrase) and conditions_stated(QUESTION, paraphrase) == 0
+
+
+def test_gold_first_reads_only_the_first_quote_or_the_first_citing_sentence():
+    """What a citizen who reads one line reads: the first numbered quote, past any heading."""
+    gold = "You could get a one-off tax-free payment of £120,000."
+    second = f'Your documents may not say this directly.\n1. "Payments stop at 65." [1]\n2. "{gold}" [2]'
+    first = f'Your documents may not say this directly.\n1. "{gold}" [1]\n2. "Payments stop at 65." [2]'
+    assert gold_in_answer(QUESTION, second) and not gold_first(QUESTION, second)
+    assert gold_first(QUESTION, first)
+    written = f"It depends. Payments stop at 65 [1]. {gold[:-1]} [2]."
+    assert not gold_first(QUESTION, written) and gold_first(QUESTION, f"Yes. {gold[:-1]} [1]. Payments stop at 65 [2].")
 
 
 def test_an_extractive_quote_must_be_its_passage_letter_for_letter():
@@ -51,7 +68,13 @@ def test_a_generated_sentence_needs_its_words_and_every_number_in_a_cited_passag
 def test_summary_counts_shown_answers_only():
     rows = [
         dict(
-            answerable=True, refused=False, gold_in_answer=True, conditions_total=1, conditions_stated=1, unsupported=[]
+            answerable=True,
+            refused=False,
+            gold_in_answer=True,
+            gold_first=True,
+            conditions_total=1,
+            conditions_stated=1,
+            unsupported=[],
         ),
         dict(
             answerable=True,
@@ -72,6 +95,7 @@ def test_summary_counts_shown_answers_only():
     ]
     assert summary(rows) == {
         "gold_in_answer": 0.5,
+        "gold_first": 0.5,
         "conditions": 3,
         "conditions_stated": 0.3333,
         "shown": 2,

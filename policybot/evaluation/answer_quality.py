@@ -3,6 +3,9 @@
 - **Gold in the answer**: the answer text holds at least half of one of the question's gold
   passages as one unbroken run (letters and digits, case folded) — the same test retrieval
   uses for a relevant chunk, applied to the words shown.
+- **Gold first**: the same test on what is read first, the answer's first numbered quote (an
+  extractive answer) or its first sentence that cites a source: a citizen who reads one line
+  reads this one.
 - **Conditions stated**: of the condition sentences a set's gold answers carry, the share that
   the answers hold (same test).
 - **Unsupported sentences**: sentences of a shown answer that no passage it cites backs. This
@@ -38,6 +41,24 @@ SHARE = 0.7
 def gold_in_answer(question: Question, text: str) -> bool:
     said = alnum(text)
     return any(contains_half(said, alnum(g.text)) for g in question.gold)
+
+
+_NUMBERED = re.compile(r"^\s*1\.\s")
+
+
+def first_read(text: str) -> str:
+    """What is read first: the first numbered quote, else the first sentence citing a source,
+    else the first line."""
+    lines = text.splitlines()
+    numbered = next((line for line in lines if _NUMBERED.match(line)), None)
+    if numbered is not None:
+        return numbered
+    citing = next((s for s in _SENTENCE_END.split(text) if _MARKER.search(s)), None)
+    return citing if citing is not None else next((line for line in lines if line.strip()), "")
+
+
+def gold_first(question: Question, text: str) -> bool:
+    return gold_in_answer(question, first_read(text))
 
 
 def conditions_stated(question: Question, text: str) -> int:
@@ -94,6 +115,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     shown = [r for r in rows if not r.get("refused") and "unsupported" in r]
     out: dict[str, Any] = {
         "gold_in_answer": round(sum(r["gold_in_answer"] for r in answerable) / len(answerable), 4)
+        if answerable
+        else None,
+        "gold_first": round(sum(r.get("gold_first", False) for r in answerable) / len(answerable), 4)
         if answerable
         else None,
         "conditions": conditions,

@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal, Sequence
 
 from policybot.core.rows import ChunkRow, doc_of
 from policybot.evaluation import answer_quality
-from policybot.evaluation.answer_quality import conditions_stated, gold_in_answer, unsupported_sentences
+from policybot.evaluation.answer_quality import conditions_stated, gold_first, gold_in_answer, unsupported_sentences
 from policybot.evaluation.datasets import Dataset, Question, load_dataset
 from policybot.evaluation.metrics import auroc, percentile, ranking_metrics, relevant_chunks
 from policybot.evaluation.reports import markdown_report, plot_latency, plot_recall
@@ -411,6 +411,7 @@ def _reading(q: Question, answer: Answer) -> dict[str, Any]:
     passages = {c.n: c.text for c in answer.citations}
     return {
         "gold_in_answer": bool(shown) and gold_in_answer(q, shown),
+        "gold_first": bool(shown) and gold_first(q, shown),
         "conditions_total": len(q.conditions),
         "conditions_stated": conditions_stated(q, shown),
         "unsupported": unsupported_sentences(answer.mode, shown, passages, [c.n for c in answer.citations if c.cited]),

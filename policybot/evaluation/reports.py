@@ -83,11 +83,21 @@ def _refusal_table(ran: list[dict[str, Any]]) -> list[str]:
 def _reading_table(ran: list[dict[str, Any]]) -> list[str]:
     def cells(m: dict[str, Any]) -> list[str]:
         stated = _fmt(m["conditions_stated"]) + (f" ({m['conditions']})" if m["conditions"] else "")
-        return [_fmt(m["gold_in_answer"]), stated, f"{m['with_unsupported']} of {m['shown']}"]
+        return [
+            _fmt(m["gold_in_answer"]),
+            _fmt(m.get("gold_first")),
+            stated,
+            f"{m['with_unsupported']} of {m['shown']}",
+        ]
 
     return _table(
         "What the answer text holds (gold passage: answerable questions; conditions: of the gold answers')",
-        ["gold passage in the answer", "conditions stated", "shown answers with an unsupported sentence"],
+        [
+            "gold passage in the answer",
+            "in its first quote",
+            "conditions stated",
+            "shown answers with an unsupported sentence",
+        ],
         [(r["config"], cells(r["metrics"]["reading"])) for r in ran if "reading" in r["metrics"]],
     )
 
