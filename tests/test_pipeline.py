@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -465,6 +466,14 @@ def test_the_clause_that_decides_a_coverage_question_comes_first_labelled(sample
     assert "Covered" in roles  # the cover it qualifies is quoted too
 
 
+def test_an_item_of_the_general_exclusions_reads_not_covered(sample):
+    """Mice are excluded by "Section 4 General Exclusions > 4.3 Pests and vermin", whose item never
+    says "not covered" itself: the citizen reads *Not covered* beside it, not *Limit*."""
+    answer = sample.ask("Mice got into the loft and chewed through some cables. Am I covered?", use_llm=False)
+    [line] = [line for line in answer.answer.splitlines() if "rodents such as rats, mice" in line]
+    assert re.match(r'\d\. Not covered: "Loss or damage caused by insects', line), line
+
+
 def test_the_definition_a_follow_up_turns_on_is_cited(sample):
     """ "…and if it was only 3 weeks?" after an empty-house question turns on Unoccupied (more than
     60 consecutive days): that definition is quoted, labelled Definition, in both answers."""
@@ -501,6 +510,26 @@ def _passages_answer(passages: list[tuple[str, str]], question: str):
     ]
     draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     return ExtractiveWriter().run(draft, question, sources)
+
+
+def test_another_passage_s_limit_leads_only_when_it_is_as_close_as_the_cover():
+    """Across passages an exclusion leads a coverage answer at three quarters of the cover quote's
+    closeness (it answers "no"); a limit or a condition qualifies a "yes" and leads only when at
+    least as close: at three quarters a deductible led answers whose best passage was the one that
+    answers (record 2026-11-27-deciding-first-bar). Shared words here (no embedder): the
+    question's are slow, leak, under, sink, drip, week, pay, find; the cover shares four."""
+    question = "A slow leak under my sink dripped for weeks. Will you pay for finding it?"
+    cover = ("We will pay the costs of finding the source of a leak in a sink.", "2.13 Trace and access")
+
+    def first_label(text: str, section: str) -> str:
+        answer = _passages_answer([cover, (text, section)], question).answer
+        return answer.splitlines()[0].split('"', 1)[0]
+
+    exclusion = "What is not covered: (c) damage caused by a slow drip over weeks."  # three words
+    assert first_label(exclusion, "2.5 Escape of water") == "1. Not covered: "
+    deductible = "5.2 Escape of water deductible"
+    assert first_label("A deductible of $750 applies to a slow drip over weeks.", deductible) == "1. Covered: "
+    assert first_label("A deductible of $750 applies to a slow leak that drips for weeks.", deductible) == "1. Limit: "
 
 
 def test_the_best_passage_is_quoted_for_its_cover_and_its_exclusion_side_by_side():

@@ -251,9 +251,13 @@ class ExtractiveWriter:
         return meaning, meaning
 
 
-# What decides a coverage question, before the cover itself.
-_DECIDING = ("Not covered", "Limit", "Condition")
-DECIDING_SHARE = 0.75
+# What decides a coverage question, before the cover itself, and how close to the question (a share
+# of the best cover quote's closeness) it must be to lead. An exclusion answers "no" and leads at
+# three quarters; a limit or a condition qualifies a "yes" (how much, on what terms) and leads only
+# when at least as close as the cover: at three quarters a deductible, a claims condition or a
+# subrogation clause led answers whose best passage was the one that answers
+# (record 2026-11-27-deciding-first-bar).
+DECIDING_SHARES = {"Not covered": 0.75, "Limit": 1.0, "Condition": 1.0}
 
 
 # "Depends on:" lists what the quoted passages make the answer hold under, found by the condition
@@ -272,16 +276,20 @@ Quoted = tuple[Citation, str, float]  # the source, its quote as shown, how clos
 
 def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
     """For a coverage question ("will you pay?", "am I eligible?"), a quote that excludes, limits
-    or sets a condition comes before the cover it qualifies, when it speaks to the question about
-    nearly as closely as the best other quote (at least 75 %): the passages were already judged relevant
-    by retrieval, only their order changes. Supporting sources stay last."""
+    or sets a condition comes before the cover it qualifies, when it speaks to the question nearly
+    as closely as the best other quote (``DECIDING_SHARES``, by role): the passages were already
+    judged relevant by retrieval, only their order changes. Supporting sources stay last."""
     if not is_coverage_question(question):
         return items
     retrieved = [item for item in items if not item[0].referenced_by]
     supporting = [item for item in items if item[0].referenced_by]
-    others = [score for src, _, score in retrieved if src.role not in _DECIDING]
-    bar = DECIDING_SHARE * max(others, default=0.0)
-    ordered = sorted(retrieved, key=lambda item: not (item[0].role in _DECIDING and item[2] >= bar))
+    best = max((score for src, _, score in retrieved if src.role not in DECIDING_SHARES), default=0.0)
+
+    def leads(item: Quoted) -> bool:
+        share = DECIDING_SHARES.get(item[0].role or "")
+        return share is not None and item[2] >= share * best
+
+    ordered = sorted(retrieved, key=lambda item: not leads(item))
     return _by_source(ordered) + supporting
 
 
