@@ -39,8 +39,9 @@ def citation_title(
     parts = [f"[{c.n}] {role}{label}"]
     if c.cited and generated and not refused:
         parts.append("✓ quote checked" if c.verified else "⚠ unchecked")
-    if c.referenced_by and (shown is None or c.referenced_by[0] <= shown):  # never a number with no panel
-        parts.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
+    note = c.referenced_note(shown)  # never a number with no panel
+    if note:
+        parts.append(note)
     if c.same_text_in:
         parts.append(f"same text in: {'; '.join(same_text_labels(c.same_text_in))}")
     if c.ocr_confidence is not None:

@@ -458,8 +458,9 @@ def _print_answer(answer: Any) -> None:
         else:
             mark = " [green]✓ verified[/green]" if c.verified else " [yellow]unverified[/yellow]"
         notes = ""
-        if c.referenced_by and c.referenced_by[0] <= len(shown):  # never a number with no source listed
-            notes += f"  referenced by [{c.referenced_by[0]}] ({c.reference})"
+        note = c.referenced_note(len(shown))
+        if note:
+            notes += f"  {note}"
         if c.same_text_in:
             notes += f"  same text in: {'; '.join(c.same_text_in)}"
         if c.ocr_confidence is not None:

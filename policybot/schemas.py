@@ -233,6 +233,13 @@ class Citation(BaseModel):
         """The label with the file name instead of the title: for two editions that share a title."""
         return source_label(self.doc, self.section, self.page_start, self.page_end)
 
+    def referenced_note(self, shown: int | None = None) -> str | None:
+        """ "referenced by [2] (clause 5.2)", when the source that points here is among the first
+        ``shown`` sources listed (all, when None): never a number the reader cannot find."""
+        if not self.referenced_by or (shown is not None and self.referenced_by[0] > shown):
+            return None
+        return f"referenced by [{self.referenced_by[0]}] ({self.reference})"
+
 
 class LLMCost(BaseModel):
     calls: int = 0

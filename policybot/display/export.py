@@ -56,8 +56,9 @@ def _source_lines(c: Citation, generated: bool, shown: int) -> list[str]:
     copied from the passage is always found in it, so saying so would tell the reader nothing.
     "referenced by" only when the pointing source is listed too (``shown`` sources are)."""
     notes = [("verified" if c.verified else "unverified")] if generated else []
-    if c.referenced_by and c.referenced_by[0] <= shown:
-        notes.append(f"referenced by [{c.referenced_by[0]}] ({c.reference})")
+    note = c.referenced_note(shown)
+    if note:
+        notes.append(note)
     if c.same_text_in:
         notes.append(f"same text in: {'; '.join(c.same_text_in)}")
     lines = [f"- \\[{c.n}\\] " + _text(c.label + (f" — {'; '.join(notes)}" if notes else ""))]
