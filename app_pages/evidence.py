@@ -9,7 +9,7 @@ import streamlit as st
 
 from app_pages.sources import render_citation, same_text_labels
 from app_pages.state import PageContext, clear_evidence, context, key
-from policybot.display.export import evidence_csv, evidence_markdown, evidence_records, plain_quote
+from policybot.display.export import evidence_csv, evidence_markdown, evidence_records, plain_quote, quote_as_read
 from policybot.display.markup import escape_markdown, literal_html
 from policybot.errors import PolicyBotError
 from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
@@ -179,7 +179,7 @@ def evidence_cards(report: EvidenceReport) -> None:
             c = row.citation
             with st.container(border=True):
                 st.markdown(evidence_title(row))
-                st.markdown(literal_html(plain_quote(c.quote or "")), unsafe_allow_html=True)
+                st.markdown(literal_html(plain_quote(quote_as_read(c))), unsafe_allow_html=True)
                 if row.why:
                     st.caption(escape_markdown(row.why))
 
@@ -191,7 +191,7 @@ def evidence_table(report: EvidenceReport) -> int | None:
     data = {column: [r[field] for r in records] for column, field in EVIDENCE_TABLE.items()}
     data["document"] = [context().shown_name(str(name)) for name in data["document"]]  # titles, as everywhere
     data["role"] = [r.citation.role or r.role for r in report.rows]
-    data["quote"] = [plain_quote(r.citation.quote or "") for r in report.rows]
+    data["quote"] = [plain_quote(quote_as_read(r.citation)) for r in report.rows]
     data["same text in"] = ["; ".join(same_text_labels(r.citation.same_text_in)) for r in report.rows]
     config = {
         "#": st.column_config.NumberColumn(width=40),

@@ -102,6 +102,8 @@ def render_citation(
             where = f"{c.doc} · {c.section or 'no section'}"
             score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
             st.caption(escape_markdown(where + score))
+        if c.lead_in:  # the chunk starts inside a list: what the list is about
+            st.caption(escape_markdown(f"Continues the list under: “{c.lead_in}” (from the passage before)"))
         st.markdown(highlight_html(c.text, c.quote_start, c.quote_end, c.also_quoted), unsafe_allow_html=True)
         if marked is not None and reviewer:
             mark_source(bot, c, marked, key)

@@ -421,13 +421,15 @@ def evidence(
 
 
 def _print_evidence(report: Any) -> None:
+    from policybot.core.passages import quote_as_read
+
     table = Table(title=f"Evidence: {escape(report.issue)}", show_lines=True)
     for column in ("#", "Source", "Role", "Quote", "Why"):
         table.add_column(column, overflow="fold")
     for row in report.rows:
         c = row.citation
         source = c.label + (f"\nsame text in: {'; '.join(c.same_text_in)}" if c.same_text_in else "")
-        quote = " ".join((c.quote or "").split()) + ("" if c.verified else " (unverified)")
+        quote = quote_as_read(c) + ("" if c.verified else " (unverified)")
         table.add_row(str(row.n), escape(source), row.role, escape(quote), escape(row.why))
     out.print(table)
     err.print(

@@ -220,6 +220,11 @@ class Citation(BaseModel):
         None,
         description="What the quoted words do, in plain words: Covered, Not covered, Limit, Condition, Definition",
     )
+    lead_in: str | None = Field(
+        None,
+        description="The lead-in of the list this passage opens inside, from the passage before it "
+        "(the chunk starts at a later item of the list)",
+    )
     ocr_confidence: float | None = Field(
         None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)"
     )

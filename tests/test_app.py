@@ -209,6 +209,20 @@ def test_chat_shows_answer_with_verified_citation_panels_and_follow_up(monkeypat
     assert messages(at, "assistant")[0].expander[0].image
 
 
+def test_a_source_that_opens_inside_a_list_says_which_list_it_continues(monkeypatch, sample_home):
+    """6.3 Unoccupancy's second chunk opens at "(b) escape of oil;": the answer quotes its item after
+    the list's lead-in, and the panel says which list the passage continues, above its text."""
+    use_home(monkeypatch, sample_home)
+    at = ask(start(), "I was in hospital for 2 months and the house was empty. Does that matter?")
+    [assistant] = messages(at, "assistant")
+    lead = "When the Home is Unoccupied, we will not cover loss or damage caused by:"
+    assert f'Not covered: "{lead} … (' in plain_text(assistant.markdown[0].value)
+    continuing = [p for p in assistant.expander if any("Continues the list under" in c.value for c in p.caption)]
+    assert continuing and all("6.3 Unoccupancy" in shown(p.label) for p in continuing)
+    [note] = [shown(c.value) for c in continuing[0].caption if "Continues the list under" in c.value]
+    assert note == f"Continues the list under: “{lead}” (from the passage before)"
+
+
 def test_an_answer_is_copied_in_one_click_and_travels_as_data(monkeypatch, sample_home):
     """Issue 22 §4: one button copies the whole answer; the answer's text is a JSON string in the
     button's frame (a quote holding "</script>" cannot end the script), never markup."""

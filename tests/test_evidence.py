@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from policybot.answer.openings import ListOpenings
+from policybot.core.passages import quote_as_read
 from policybot.core.roles import role_of
+from policybot.display.export import evidence_records
 from policybot.errors import PolicyBotError
 from policybot.events import EvidenceDoneEvent, EvidenceStepEvent
 from policybot.evidence.quotes import best_quote, content_words
 from policybot.evidence.table import EvidenceTable
 from policybot.options import EvidenceOptions
+from policybot.schemas import EvidenceReport
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.conftest import SAMPLE_POLICY, make_settings
@@ -208,3 +212,22 @@ def test_the_planner_searches_the_parts_a_document_names_itself(tmp_path, aspect
         assert found and any("Eligibility" in p for p in searched_parts), searched_parts
     else:
         assert not any("Eligibility" in p for p in searched_parts)
+
+
+def test_a_row_quoting_an_item_of_a_list_begun_in_the_passage_before_reads_it_with_its_lead_in(sample):
+    """6.3 Unoccupancy's second chunk opens at "(b) escape of oil;": its items are exclusions only by
+    the lead-in in the chunk before. The row's quote is read, shown and exported after that lead-in,
+    and its role is *Not covered*; the highlighted span is still the item in its own passage."""
+    tools = sample.components.evidence_tools(sample.library.resolve_docs(None))
+    chunks = [h for h in tools.lookup("clause 6.3") if h.chunk.text.startswith("(")]
+    assert chunks, [h.chunk.text[:40] for h in tools.lookup("clause 6.3")]
+    table = EvidenceTable("riot, civil commotion or malicious people", openings=ListOpenings(tools.rows))
+    row, _ = table.add(chunks[0], "Lookup[clause 6.3]")
+    c = row.citation
+    assert c.lead_in == "When the Home is Unoccupied, we will not cover loss or damage caused by:"
+    assert c.quote.startswith("(d) riot") and c.text[c.quote_start : c.quote_end] == c.quote
+    assert quote_as_read(c).startswith(c.lead_in + " … (d) riot")
+    assert row.role == "limits" and c.role == "Not covered"
+    assert evidence_records(EvidenceReport(issue="x", mode="planner", documents=[c.doc], rows=[row]))[0][
+        "quote"
+    ].startswith(c.lead_in)

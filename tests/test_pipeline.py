@@ -474,6 +474,21 @@ def test_an_item_of_the_general_exclusions_reads_not_covered(sample):
     assert re.match(r'\d\. Not covered: "Loss or damage caused by insects', line), line
 
 
+def test_a_passage_that_opens_inside_a_list_is_quoted_with_the_list_s_lead_in(sample):
+    """6.3 Unoccupancy is split inside its list: the second chunk opens at "(b) escape of oil;". Its
+    items are exclusions only by the lead-in in the chunk before ("When the Home is Unoccupied, we
+    will not cover loss or damage caused by:"); an item quoted from it carries that lead-in and
+    reads *Not covered*, never "(f) Accidental Damage under clauses 2.18 and 3.14." alone."""
+    answer = sample.ask("I was in hospital for 2 months and the house was empty. Does that matter?", use_llm=False)
+    lead = "When the Home is Unoccupied, we will not cover loss or damage caused by:"
+    opening = [c for c in answer.citations if c.section.endswith("6.3 Unoccupancy") and c.text.startswith("(")]
+    assert opening and all(c.lead_in == lead for c in opening)
+    lines = [line for c in opening for line in answer.answer.splitlines() if f"[{c.n}]" in line and " … (" in line]
+    assert lines and all(f'Not covered: "{lead} … (' in line for line in lines), lines
+    assert not re.search(r'"\([a-f]\) Accidental Damage under clauses', answer.answer)
+    assert not any(c.lead_in for c in answer.citations if not c.text.startswith("("))
+
+
 def test_the_definition_a_follow_up_turns_on_is_cited(sample):
     """ "…and if it was only 3 weeks?" after an empty-house question turns on Unoccupied (more than
     60 consecutive days): that definition is quoted, labelled Definition, in both answers."""

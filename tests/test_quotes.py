@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.core.quotes import choose_quote, quote_units
+from policybot.core.quotes import choose_quote, in_opening_list, list_lead_in, opens_list, quote_units
 from policybot.core.roles import plain_label
 
 ESCAPE_OF_WATER = (
@@ -178,3 +178,46 @@ def test_a_run_in_heading_belongs_to_the_text_after_it_on_its_line():
     assert "(j) Counterparts." in units and "(k) Notices." in units
     shown = choose_quote(text, words_score("governed", "law")).text(text)
     assert shown.startswith("(h) Governing Law. This Agreement") and shown.endswith("State of New York.")
+
+
+UNOCCUPANCY_START = (
+    "6.3 Unoccupancy\n"
+    "You must tell us if the Home is going to be Unoccupied. When the Home is Unoccupied, we will not cover\n"
+    "loss or damage caused by:\n"
+    "(a) Escape of Water, or water freezing in a fixed water or heating installation;\n"
+    "(b) escape of oil;\n"
+    "(c) theft or attempted theft;"
+)
+UNOCCUPANCY_REST = (
+    "(c) theft or attempted theft;\n"
+    "(d) riot, civil commotion, strikes, labour disturbances or malicious people;\n"
+    "(f) Accidental Damage under clauses 2.18 and 3.14.\n"
+    "The other insured events remain covered while the Home is Unoccupied, provided that someone inspects it."
+)
+
+
+def test_a_passage_opening_inside_a_list_takes_its_lead_in_from_the_passage_before():
+    item = "(c) theft or attempted theft;"
+    assert opens_list(UNOCCUPANCY_REST)
+    assert not opens_list(UNOCCUPANCY_START)
+    assert list_lead_in(item, [UNOCCUPANCY_START]) == (
+        "When the Home is Unoccupied, we will not cover loss or damage caused by:"
+    )
+    # The list began two passages back: the nearest passage holds only its items.
+    assert list_lead_in(item, ["(a) Escape of Water;\n(b) escape of oil;", UNOCCUPANCY_START]) == (
+        "When the Home is Unoccupied, we will not cover loss or damage caused by:"
+    )
+
+
+def test_no_lead_in_when_the_passage_before_ends_in_other_text_or_another_kind_of_list():
+    assert list_lead_in("(c) theft;", ["We will pay for repairs. The most we will pay is $500."]) is None
+    assert list_lead_in("(c) theft;", ["Cover applies to:\n1. the house;\n2. the garage."]) is None
+    assert list_lead_in("(c) theft;", []) is None
+
+
+def test_only_items_of_the_opening_list_belong_to_it():
+    start = UNOCCUPANCY_REST.index("(f)")
+    after = UNOCCUPANCY_REST.index("The other insured")
+    assert in_opening_list(UNOCCUPANCY_REST, 0, start)
+    assert not in_opening_list(UNOCCUPANCY_REST, 0, after)
+    assert not in_opening_list(UNOCCUPANCY_START, 0, UNOCCUPANCY_START.index("(b)"))

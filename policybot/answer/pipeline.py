@@ -21,6 +21,7 @@ from policybot.answer.conversation import Turn
 from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
 from policybot.answer.guard import Guard, Verdict
 from policybot.answer.naming import NamedDocument, without_naming
+from policybot.answer.openings import ListOpenings
 from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
@@ -107,6 +108,7 @@ class AnswerPipeline:
         self.llm = llm
         self.planner = QueryPlanner(settings, llm, parts.thresholds.confident)
         self.selector = Selector(settings, parts.rows)
+        self.openings = ListOpenings(parts.rows)
         self.extractive = ExtractiveWriter(parts.embed, parts.embed_query, settings.quote_choice)
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
@@ -136,6 +138,7 @@ class AnswerPipeline:
             verdict = self._decide(plan.standalone, scored, ranking, first, scope, bool(sources))
             if verdict.band != "out_of_scope":
                 sources += self._supporting(plan.standalone, sources, by_id)
+            sources = self.openings.run(sources)
         mainly = [n.doc.name for n in named] if _naming_changed(first.lists) else []
         draft = self._draft(question, plan, first, ranking, scored, verdict, mainly, usage, timings)
         if verdict.refusal:

@@ -16,7 +16,8 @@ from policybot.answer.missing import MISSING, missing
 from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, section_matches, split_item
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
-from policybot.core.quotes import Quote, choose_quote, is_list_item, other_quote, quote_units
+from policybot.core.passages import body_start, lead_in_for
+from policybot.core.quotes import ELLIPSIS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum
 from policybot.core.timing import Timings
@@ -142,14 +143,14 @@ class ExtractiveWriter:
             meaning = _asks_meaning(question)
             items_named = [split_item(ref) for ref in clause_references(question)]
             for src in chosen:
-                begin = _heading_end(src)
+                begin = body_start(src)
                 score = _scorer(src, begin, closeness, meaning, items_named)
                 quote = choose_quote(src.text, score, begin)
                 second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
                 quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
                 quoted[src.n] = _with_quotes(src, quotes)
                 for q in quotes:
-                    shown = q.text(src.text)
+                    shown = shown_quote(src, q)
                     label = plain_label(src.section, shown)
                     close = _best_unit(cosine or closeness, src.text, q.start, q.end)
                     items.append((quoted[src.n].model_copy(update={"role": label}), shown, close))
@@ -225,9 +226,7 @@ class ExtractiveWriter:
 
         if self.embed is None or self.embed_query is None:
             return shared, None
-        units = list(
-            dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, _heading_end(src)))
-        )
+        units = list(dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, body_start(src))))
         if not units:
             return shared, None
         cosines: dict[str, float] = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
@@ -324,6 +323,14 @@ def _scorer(
     return closeness
 
 
+def shown_quote(src: Citation, quote: Quote) -> str:
+    """A quote as the reader sees it: with its list's lead-in from the passage before, when the
+    passage opens inside that list and the quote is one of its items (see ``answer/openings``)."""
+    shown = quote.text(src.text)
+    lead = lead_in_for(src, quote.start) if quote.lead_in is None else None
+    return lead + ELLIPSIS + shown if lead else shown
+
+
 def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
     """The source as cited: its first quote's span, any other quote highlighted beside it."""
     first = quotes[0]
@@ -334,7 +341,7 @@ def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
             "quote_start": first.start,
             "quote_end": first.end,
             "verified": True,
-            "role": plain_label(src.section, first.text(src.text)),
+            "role": plain_label(src.section, shown_quote(src, first)),
             "also_quoted": [*src.also_quoted, *((q.start, q.end) for q in quotes[1:])],
         }
     )
@@ -436,7 +443,7 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
 def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
     """A passage's candidate conditions: (text as shown, span, the units it is made of). Every
     sentence or list item is one; so is a lead-in ending in ":" with the list items after it."""
-    spans = quote_units(src.text, _heading_end(src))
+    spans = quote_units(src.text, body_start(src))
     units = [src.text[s:e] for s, e in spans]
     out = [(" ".join(unit.split()), span, [unit]) for unit, span in zip(units, spans)]
     for i, unit in enumerate(units):
@@ -469,15 +476,6 @@ def _named_item(src: Citation, named: Sequence[tuple[str, str | None]]) -> str |
 def _item_marked(letter: str) -> Callable[[str], float]:
     marker = re.compile(rf"^\s*\(?{re.escape(letter)}[.)]\s", re.IGNORECASE)
     return lambda unit: 1.0 if marker.match(unit) else 0.0
-
-
-def _heading_end(src: Citation) -> int:
-    """Where the body starts when a chunk opens with its own section heading line."""
-    heading = src.section.split(" > ")[-1].strip() if src.section else ""
-    first_line = src.text.split("\n", 1)[0].strip()
-    if heading and first_line and " ".join(first_line.split()) == " ".join(heading.split()) and "\n" in src.text:
-        return src.text.index("\n") + 1
-    return 0
 
 
 class LLMWriter:
@@ -546,12 +544,14 @@ class LLMWriter:
 
 
 def source_blocks(sources: Sequence[Citation]) -> str:
-    """The numbered sources as the answer prompt shows them: document, section, pages, text."""
+    """The numbered sources as the answer prompt shows them: document, section, pages, text (after
+    the lead-in of the list it opens inside, so "(f) Accidental Damage…" is read as excluded)."""
     blocks = []
     for src in sources:
+        lead = f"(A list that begins before this passage: {src.lead_in})\n" if src.lead_in else ""
         blocks.append(
             f"[{src.n}] {src.title} — {src.section or 'no section'}, "
-            f"{page_range(src.page_start, src.page_end)}\n{' '.join(src.text.split())}"
+            f"{page_range(src.page_start, src.page_end)}\n{lead}{' '.join(src.text.split())}"
         )
     return "\n\n".join(blocks)
 

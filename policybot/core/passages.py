@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from policybot.core.quotes import ELLIPSIS, in_opening_list
 from policybot.core.rows import ChunkRow, DocumentRow
 from policybot.schemas import Citation, page_range
 
@@ -38,3 +39,32 @@ class Passage:
             same_text_in=[f"{s.doc.name}, {page_range(s.chunk.page_start, s.chunk.page_end)}" for s in self.siblings],
             ocr_confidence=self.doc.ocr_confidence(self.chunk.page_start, self.chunk.page_end),
         )
+
+
+def lead_in_for(src: Citation, start: int) -> str | None:
+    """The lead-in to show before a quote of ``src`` that starts at ``start``: the list's, when the
+    quote is one of the items the passage opens with."""
+    if src.lead_in and in_opening_list(src.text, body_start(src), start):
+        return src.lead_in
+    return None
+
+
+def quote_as_read(src: Citation) -> str:
+    """A source's quote as the reader sees it: after its list's lead-in when it needs one."""
+    quote = " ".join((src.quote or "").split())
+    lead = lead_in_for(src, src.quote_start) if quote and src.quote_start is not None else None
+    return lead + ELLIPSIS + quote if lead else quote
+
+
+def body_start(src: Citation) -> int:
+    """Where the body starts when a chunk opens with its own section heading line."""
+    return heading_end(src.section, src.text)
+
+
+def heading_end(section: str, text: str) -> int:
+    """Where a chunk's body starts: after its first line when that line is its section's heading."""
+    heading = section.split(" > ")[-1].strip() if section else ""
+    first_line = text.split("\n", 1)[0].strip()
+    if heading and first_line and " ".join(first_line.split()) == " ".join(heading.split()) and "\n" in text:
+        return text.index("\n") + 1
+    return 0

@@ -18,14 +18,18 @@ The rules here:
   "lead-in … item";
 - a lead-in chosen on its own brings its first item; a short sentence brings the next;
 - a unit longer than the limit is cut at its last clause break (";" or ","), marked "…";
-- a second quote of the same passage (``other_quote``) never overlaps the first.
+- a second quote of the same passage (``other_quote``) never overlaps the first;
+- a passage that opens inside a list (a chunk that starts at its third item) takes the list's
+  lead-in from the passage before it (``list_lead_in``): "When the Home is Unoccupied, we will not
+  cover loss or damage caused by: … (f) Accidental Damage under clauses 2.18 and 3.14.", not the
+  item alone, which reads as if it were covered.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from policybot.core.text import split_spans
 
@@ -141,6 +145,45 @@ def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: i
     if quote.start < first.end and first.start < quote.end:
         return None
     return quote, score(text[start:end])
+
+
+def opens_list(text: str, begin: int = 0) -> bool:
+    """Whether ``text[begin:]`` opens with a list item (a chunk that starts inside a list)."""
+    units = quote_units(text, begin)
+    return bool(units) and is_list_item(text[units[0][0] : units[0][1]])
+
+
+def in_opening_list(text: str, begin: int, start: int) -> bool:
+    """Whether the unit at ``start`` is an item of the list ``text[begin:]`` opens with: every unit
+    before it is an item of that list (or a bare "and" / "or" between them)."""
+    units = quote_units(text, begin)
+    if not units or not is_list_item(text[units[0][0] : units[0][1]]):
+        return False
+    family = _family(text[units[0][0] : units[0][1]])
+    for s, e in units:
+        unit = text[s:e]
+        if s >= start:
+            return s == start and _family(unit) == family
+        if not _CONJUNCTION.match(unit.strip()) and _family(unit) != family:
+            return False
+    return False
+
+
+def list_lead_in(item: str, before: Sequence[str]) -> str | None:
+    """The lead-in of the list an opening ``item`` belongs to, from the passages before it
+    (``before``: bodies, nearest first): walking back over the list's items, the first other unit
+    when it introduces them by ending in ":", else none. A short heading without a colon is not
+    taken from another passage (a contract's "Liability" over numbered lines is not a list's
+    lead-in). A list that began more than ``len(before)`` passages back gives none."""
+    family = _family(item)
+    for text in before:
+        units = quote_units(text)
+        for j in range(len(units) - 1, -1, -1):
+            unit = text[units[j][0] : units[j][1]].rstrip()
+            if _CONJUNCTION.match(unit) or (_ITEM.match(unit) and _family(unit) == family):
+                continue
+            return " ".join(unit.split()) if unit.endswith(":") else None
+    return None
 
 
 def _lead_in(text: str, units: list[tuple[int, int]], item: int) -> int | None:

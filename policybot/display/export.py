@@ -14,6 +14,7 @@ import io
 import json
 from datetime import datetime, timezone
 
+from policybot.core.passages import quote_as_read
 from policybot.display.markup import escape_markdown
 from policybot.schemas import DISCLAIMER, Answer, Citation, EvidenceReport, page_range
 
@@ -63,7 +64,7 @@ def _source_lines(c: Citation, generated: bool, shown: int) -> list[str]:
         notes.append(f"same text in: {'; '.join(c.same_text_in)}")
     lines = [f"- \\[{c.n}\\] " + _text(c.label + (f" — {'; '.join(notes)}" if notes else ""))]
     if c.quote:
-        lines.append(f"  > {_text(_one_line(c.quote))}")
+        lines.append(f"  > {_text(_one_line(quote_as_read(c)))}")
     return lines
 
 
@@ -167,7 +168,7 @@ def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
                 "section": c.section,
                 "pages": page_range(c.page_start, c.page_end),
                 "role": row.role,
-                "quote": _one_line(c.quote or ""),
+                "quote": _one_line(quote_as_read(c)),
                 "quote_start": c.quote_start,
                 "quote_end": c.quote_end,
                 "verified": c.verified,

@@ -408,7 +408,9 @@ def _ask(
 def _reading(q: Question, answer: Answer) -> dict[str, Any]:
     """What the citizen reads: gold passage and conditions in the answer, unsupported sentences."""
     shown = "" if answer.refused else answer.answer
-    passages = {c.n: c.text for c in answer.citations}
+    # A passage as its panel shows it: the lead-in of the list it opens inside (document text read
+    # from the passage before it, see answer/openings.py), then its text.
+    passages = {c.n: f"{c.lead_in}\n{c.text}" if c.lead_in else c.text for c in answer.citations}
     return {
         "gold_in_answer": bool(shown) and gold_in_answer(q, shown),
         "gold_first": bool(shown) and gold_first(q, shown),

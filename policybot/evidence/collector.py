@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Iterator, Sequence
 
+from policybot.answer.openings import ListOpenings
 from policybot.core.rows import DocumentRow
 from policybot.events import EvidenceDoneEvent, EvidenceEvent, EvidenceStepEvent, StageEvent
 from policybot.evidence.planner import EvidencePlanner, PlannerLimits
@@ -34,7 +35,7 @@ class EvidenceCollector:
 
     def run(self, issue: str, scope: Sequence[DocumentRow], single_k: int | None = None) -> Iterator[EvidenceEvent]:
         started = time.perf_counter()
-        table, usage, trace = EvidenceTable(issue), LLMUsage(), []
+        table, usage, trace = EvidenceTable(issue, openings=ListOpenings(self.tools.rows)), LLMUsage(), []
         s = self.settings
         mode = "single" if single_k else ("react" if self.llm is not None else "planner")
         yield StageEvent("searching")

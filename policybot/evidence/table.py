@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from policybot.answer.citations import locate_quote
+from policybot.answer.openings import ListOpenings
 from policybot.answer.references import Glossary
 from policybot.answer.selection import same_source
-from policybot.core.passages import Passage
+from policybot.core.passages import Passage, quote_as_read
 from policybot.core.roles import plain_label, role_of
 from policybot.evidence.quotes import best_quote
 from policybot.schemas import EvidenceRole, EvidenceRow, page_range
@@ -26,6 +27,7 @@ class EvidenceTable:
     topic: str
     rows: list[EvidenceRow] = field(default_factory=list)
     chunks: dict[str, Passage] = field(default_factory=dict)  # chunk id -> the hit (rows and siblings)
+    openings: ListOpenings | None = None  # a passage that opens inside a list gets the list's lead-in
 
     def add(
         self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = ""
@@ -43,6 +45,8 @@ class EvidenceTable:
             return row, False
         self.chunks[hit.chunk.chunk_id] = hit
         citation = hit.citation(len(self.rows) + 1)
+        if self.openings is not None:
+            citation = self.openings.run([citation])[0]
         if quote:  # the LLM's own words: shown as given, verified only if they are in the passage
             span = locate_quote(quote, hit.chunk.text)
             citation.quote, citation.verified = quote, span is not None
@@ -51,8 +55,9 @@ class EvidenceTable:
             start, end = best_quote(hit.chunk.text, f"{self.topic} {hit.reason}")
             citation.quote, citation.quote_start, citation.quote_end = hit.chunk.text[start:end], start, end
             citation.verified = end > start
-        role = role_of(hit.chunk.section, citation.quote)
-        citation.role = plain_label(hit.chunk.section, citation.quote)  # the chat's words for it, one role model
+        read = quote_as_read(citation)  # "(f) Accidental Damage…" is read after its list's lead-in
+        role = role_of(hit.chunk.section, read)
+        citation.role = plain_label(hit.chunk.section, read)  # the chat's words for it, one role model
         row = EvidenceRow(
             n=citation.n,
             citation=citation,

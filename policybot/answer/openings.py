@@ -1,0 +1,53 @@
+"""Passages that open inside a list, given the list's lead-in from the passage before them.
+
+Chunks overlap and split long lists, so a chunk can start at "(b) escape of oil;" with the words
+that give the list its meaning ("When the Home is Unoccupied, we will not cover loss or damage
+caused by:") only in the chunk before it. Quoted alone, "(f) Accidental Damage under clauses 2.18
+and 3.14." reads as cover, and its role as a condition. The lead-in is read from the document's
+own preceding chunks of the same section (at most ``LOOK_BACK``), never made up: a list whose
+lead-in is further back, or in another section, keeps none.
+"""
+
+from __future__ import annotations
+
+from policybot.core.passages import body_start, heading_end
+from policybot.core.quotes import list_lead_in, opens_list, quote_units
+from policybot.core.rows import RowLookup, chunk_id, doc_of
+from policybot.schemas import Citation
+
+LOOK_BACK = 3  # chunks: a list longer than this many chunks keeps no lead-in
+
+
+class ListOpenings:
+    """Sets ``Citation.lead_in`` on each source whose passage opens inside a list."""
+
+    def __init__(self, rows: RowLookup) -> None:
+        self.rows = rows
+
+    def run(self, sources: list[Citation]) -> list[Citation]:
+        opening = [s for s in sources if s.lead_in is None and opens_list(s.text, body_start(s))]
+        if not opening:
+            return sources
+        wanted = {s.chunk_id: _before(s.chunk_id) for s in opening}
+        rows = self.rows([cid for ids in wanted.values() for cid in ids])
+        found: dict[str, str] = {}
+        for src in opening:
+            before = []
+            for cid in wanted[src.chunk_id]:  # nearest first, while in the same section
+                row = rows.get(cid)
+                if row is None or row.section != src.section:
+                    break
+                before.append(row.text[heading_end(row.section, row.text) :])
+            units = quote_units(src.text, body_start(src))
+            lead = list_lead_in(src.text[units[0][0] : units[0][1]], before) if before else None
+            if lead:
+                found[src.chunk_id] = lead
+        return [s.model_copy(update={"lead_in": found[s.chunk_id]}) if s.chunk_id in found else s for s in sources]
+
+
+def _before(cid: str) -> list[str]:
+    """The ids of the ``LOOK_BACK`` chunks before ``cid`` in its document, nearest first."""
+    doc, _, ord_text = cid.rpartition(":")
+    if not ord_text.isdigit() or doc != doc_of(cid):
+        return []
+    return [chunk_id(doc, int(ord_text) - k) for k in range(1, LOOK_BACK + 1) if int(ord_text) - k >= 0]
