@@ -627,6 +627,31 @@ def test_an_answer_lists_what_it_depends_on_with_citations():
     assert len(also) == len(depends)
 
 
+def test_a_condition_s_term_defined_in_a_quoted_passage_is_listed_with_it():
+    """ "You can only claim if you're severely disabled" turns on what severe disablement is: the
+    quoted passage that says so ("‘Severe disablement’ means…", no condition word of its own) is
+    listed under "Depends on:" after the conditions, with its citation."""
+    payment = (
+        "You could get a one-off tax-free payment of £120,000 for vaccine damage, "
+        "paid to you or to the person who looks after you."
+    )
+    overview = (f"{payment} You can only claim if you're severely disabled.", "1. Overview")
+    counts = (
+        "A vaccine damage payment is paid once, and it can affect other benefits, tax credits and entitlements "
+        "you or your partner already get. "
+        "‘Severe disablement’ means a disablement assessed at 60 percent or more.",
+        "3. Eligibility",
+    )
+    answer = _passages_answer([overview, counts], "Can I get a vaccine damage payment?")
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :]
+    assert depends[0] == '- "You can only claim if you\'re severely disabled." [1]'
+    assert '- "‘Severe disablement’ means a disablement assessed at 60 percent or more." [2]' in depends
+    # Not without a condition that uses the term.
+    plain = (f"{payment} You can only claim once.", "1. Overview")
+    assert "Severe disablement" not in _passages_answer([plain, counts], "Can I get a vaccine damage payment?").answer
+
+
 def test_a_condition_two_passages_hold_is_listed_once():
     """Overlapping chunks of one section, or sibling documents, often hold the same conditional
     sentence: "Depends on:" lists it once, citing the first passage that holds it."""

@@ -160,7 +160,7 @@ class ExtractiveWriter:
                 note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
                 lines.append(f'{i}. {role}"{shown}" [{src.n}] — {labels[src.n]}{note}')
-            conditions = _conditions(items, closeness)
+            conditions = _conditions(items, closeness, self.tokenizer)
             if conditions:
                 lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text, _ in conditions]
             for n, _, span in conditions:  # highlighted in the passage and on its page too
@@ -397,7 +397,9 @@ def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
     return lambda unit: 1.0 if unit == naming else 0.0
 
 
-def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[tuple[int, str, tuple[int, int]]]:
+def _conditions(
+    items: list[Quoted], closeness: Callable[[str], float], stems: Callable[[str], list[str]] | None = None
+) -> list[tuple[int, str, tuple[int, int]]]:
     """The conditional sentences of the quoted passages that were not quoted already: what the
     answer holds under, each with its source and its span there. A conditional lead-in with its
     list ("When they died you must have been: • under State Pension age • living in the UK…") is a
@@ -437,7 +439,34 @@ def _conditions(items: list[Quoted], closeness: Callable[[str], float]) -> list[
             chosen.append((n, text, (s, e)))
         if len(chosen) == MAX_CONDITIONS:
             break
-    return chosen
+    return chosen + (_defining_sentences(retrieved, chosen, stems) if stems and chosen else [])
+
+
+# A sentence that says what a quoted term means: "… and ‘severe disablement’ means at least 60% disabled."
+_TERM_MEANS = re.compile(r"[‘'\"“]([^’'\"”\n]{3,40})[’'\"”]\s+(?:means|is defined as|refers to)\b")
+MAX_DEFINITIONS = 2  # listed after the conditions, beyond MAX_CONDITIONS
+
+
+def _defining_sentences(
+    retrieved: list[tuple[Citation, str, list[tuple[str, tuple[int, int], list[str]]]]],
+    chosen: list[tuple[int, str, tuple[int, int]]],
+    stems: Callable[[str], list[str]],
+) -> list[tuple[int, str, tuple[int, int]]]:
+    """The quoted passages' sentences that define a term a listed condition uses ("you're severely
+    disabled" and "‘severe disablement’ means at least 60% disabled"): what the condition turns on.
+    A term matches a condition when every word stem of it is in the condition."""
+    used = [set(stems(text)) for _, text, _ in chosen]
+    out: list[tuple[int, str, tuple[int, int]]] = []
+    for src, shown, units in retrieved:
+        for text, (s, e), parts in units:
+            term = _TERM_MEANS.search(text)
+            words = set(stems(term.group(1))) if term and len(parts) == 1 else set()
+            listed = text in " ".join(shown.split()) or any(text in c for _, c, _ in chosen + out)
+            if words and not listed and any(words <= u for u in used):
+                out.append((src.n, text, (s, e)))
+            if len(out) == MAX_DEFINITIONS:
+                return out
+    return out
 
 
 def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
