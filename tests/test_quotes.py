@@ -221,3 +221,21 @@ def test_only_items_of_the_opening_list_belong_to_it():
     assert in_opening_list(UNOCCUPANCY_REST, 0, start)
     assert not in_opening_list(UNOCCUPANCY_REST, 0, after)
     assert not in_opening_list(UNOCCUPANCY_START, 0, UNOCCUPANCY_START.index("(b)"))
+
+
+def test_a_full_stop_after_an_abbreviation_ends_no_quote_unit_before_lowercase_text():
+    """ "12:01 a.m. on the last day of the policy term." is one sentence: never quoted as "on the last
+    day of the policy term."; a list item after an abbreviation still starts its own unit."""
+    text = (
+        "1.  This policy will expire at 12:01 a.m. on the last day \nof the policy term.\n"
+        "2.  We must receive the payment of the appropriate \nrenewal premium within 30 days of the \nexpiration date."
+    )
+    units = [" ".join(text[s:e].split()) for s, e in quote_units(text)]
+    assert units == [
+        "1. This policy will expire at 12:01 a.m. on the last day of the policy term.",
+        "2. We must receive the payment of the appropriate renewal premium within 30 days of the expiration date.",
+    ]
+    listed = "We pay the least of the following amounts, e.g.\na. the cost to repair;\nb. the limit."
+    assert [listed[s:e] for s, e in quote_units(listed)][1:] == ["a. the cost to repair;", "b. the limit."]
+    ends = "It ends at 9 a.m. The next day it starts again."
+    assert [ends[s:e] for s, e in quote_units(ends)] == ["It ends at 9 a.m.", "The next day it starts again."]

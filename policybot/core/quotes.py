@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from policybot.core.text import split_spans
+from policybot.core.text import ends_in_abbreviation, split_spans
 
 MAX_QUOTE_CHARS = 500
 SHORT_QUOTE_CHARS = 120
@@ -72,7 +72,7 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
     """The sentences and list items of ``text[begin:]``, trimmed, bare markers joined to their item."""
     units: list[tuple[int, int]] = []
     pending: int | None = None
-    for s, e in split_spans(text, _UNIT_BREAK, begin):
+    for s, e in _past_abbreviations(text, split_spans(text, _UNIT_BREAK, begin)):
         s, e = _trim(text, s, e)
         if s >= e:
             continue
@@ -85,6 +85,24 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text.rstrip()))
     return [piece for unit in units for piece in _new_list(text, *unit)]
+
+
+def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans rejoined where a break followed an abbreviation and the next one goes on in lowercase
+    ("…will expire at 12:01 a.m. on the last day of the policy term."), not at a list item ("b. If…")."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        after = text[s:e].strip()
+        if (
+            out
+            and after[:1].islower()
+            and not (_ITEM.match(after) or _BARE_MARKER.match(after))
+            and ends_in_abbreviation(text[out[-1][0] : out[-1][1]])
+        ):
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
 
 
 def _run_in_title(text: str, s: int, e: int) -> bool:

@@ -158,6 +158,14 @@ _ABBREVIATIONS = frozenset(
 )
 
 
+def ends_in_abbreviation(before: str) -> bool:
+    """Whether ``before`` (text up to a full stop, with or without it) ends in an abbreviation:
+    "e.g", "approx", "a.m." (dotted initials)."""
+    words = before.split()
+    word = words[-1].lstrip("(*").lower().rstrip(".") if words else ""
+    return word in _ABBREVIATIONS or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+
+
 def _false_end(text: str, m: re.Match[str]) -> bool:
     """A period after an abbreviation ("e.g.") or a list number ("1.") ends no sentence."""
     if m.group(0) != ".":
@@ -165,9 +173,9 @@ def _false_end(text: str, m: re.Match[str]) -> bool:
     line_start = text.rfind("\n", 0, m.start()) + 1
     window = max(line_start, m.start() - 40)  # bounded look back: long lines stay linear
     before = text[window : m.start()].split()
-    word = before[-1].lstrip("(*").lower() if before else ""
-    if word in _ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):
+    if ends_in_abbreviation(text[window : m.start()]):
         return True
+    word = before[-1].lstrip("(*").lower() if before else ""
     # "1." or "a." opening a line is list numbering.
     return window == line_start and len(before) == 1 and bool(re.fullmatch(r"\d+|[a-z]", word))
 
