@@ -429,7 +429,7 @@ def _print_evidence(report: Any) -> None:
     for row in report.rows:
         c = row.citation
         source = c.label + (f"\nsame text in: {'; '.join(c.same_text_in)}" if c.same_text_in else "")
-        quote = quote_as_read(c) + ("" if c.verified else " (unverified)")
+        quote = " ".join(quote_as_read(c).split()) + ("" if c.verified else " (unverified)")
         table.add_row(str(row.n), escape(source), row.role, escape(quote), escape(row.why))
     out.print(table)
     err.print(

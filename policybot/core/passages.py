@@ -50,9 +50,10 @@ def lead_in_for(src: Citation, start: int) -> str | None:
 
 
 def quote_as_read(src: Citation) -> str:
-    """A source's quote as the reader sees it: after its list's lead-in when it needs one."""
-    quote = " ".join((src.quote or "").split())
-    lead = lead_in_for(src, src.quote_start) if quote and src.quote_start is not None else None
+    """A source's quote as the reader sees it: after its list's lead-in when it needs one. Its line
+    breaks are kept (a table row's quote is read by its lines: ``display/export.plain_quote``)."""
+    quote = src.quote or ""
+    lead = lead_in_for(src, src.quote_start) if quote.strip() and src.quote_start is not None else None
     return lead + ELLIPSIS + quote if lead else quote
 
 
