@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.core.quotes import choose_quote, in_opening_list, list_lead_in, opens_list, quote_units
+from policybot.core.quotes import choose_quote, in_opening_list, list_lead_in, opening_item, quote_units
 from policybot.core.roles import plain_label
 
 ESCAPE_OF_WATER = (
@@ -198,8 +198,8 @@ UNOCCUPANCY_REST = (
 
 def test_a_passage_opening_inside_a_list_takes_its_lead_in_from_the_passage_before():
     item = "(c) theft or attempted theft;"
-    assert opens_list(UNOCCUPANCY_REST)
-    assert not opens_list(UNOCCUPANCY_START)
+    assert opening_item(UNOCCUPANCY_REST) == item
+    assert opening_item(UNOCCUPANCY_START) is None
     assert list_lead_in(item, [UNOCCUPANCY_START]) == (
         "When the Home is Unoccupied, we will not cover loss or damage caused by:"
     )

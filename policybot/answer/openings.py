@@ -11,7 +11,7 @@ lead-in is further back, or in another section, keeps none.
 from __future__ import annotations
 
 from policybot.core.passages import body_start, heading_end
-from policybot.core.quotes import list_lead_in, opens_list, quote_units
+from policybot.core.quotes import list_lead_in, opening_item
 from policybot.core.rows import RowLookup, chunk_id, doc_of
 from policybot.schemas import Citation
 
@@ -25,7 +25,8 @@ class ListOpenings:
         self.rows = rows
 
     def run(self, sources: list[Citation]) -> list[Citation]:
-        opening = [s for s in sources if s.lead_in is None and opens_list(s.text, body_start(s))]
+        items = {s.chunk_id: opening_item(s.text, body_start(s)) for s in sources if s.lead_in is None}
+        opening = [s for s in sources if items.get(s.chunk_id)]
         if not opening:
             return sources
         wanted = {s.chunk_id: _before(s.chunk_id) for s in opening}
@@ -38,8 +39,7 @@ class ListOpenings:
                 if row is None or row.section != src.section:
                     break
                 before.append(row.text[heading_end(row.section, row.text) :])
-            units = quote_units(src.text, body_start(src))
-            lead = list_lead_in(src.text[units[0][0] : units[0][1]], before) if before else None
+            lead = list_lead_in(items[src.chunk_id] or "", before) if before else None
             if lead:
                 found[src.chunk_id] = lead
         return [s.model_copy(update={"lead_in": found[s.chunk_id]}) if s.chunk_id in found else s for s in sources]

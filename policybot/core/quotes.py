@@ -165,10 +165,11 @@ def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: i
     return quote, score(text[start:end])
 
 
-def opens_list(text: str, begin: int = 0) -> bool:
-    """Whether ``text[begin:]`` opens with a list item (a chunk that starts inside a list)."""
+def opening_item(text: str, begin: int = 0) -> str | None:
+    """The list item ``text[begin:]`` opens with (a chunk that starts inside a list), if it does."""
     units = quote_units(text, begin)
-    return bool(units) and is_list_item(text[units[0][0] : units[0][1]])
+    first = text[units[0][0] : units[0][1]] if units else ""
+    return first if is_list_item(first) else None
 
 
 def in_opening_list(text: str, begin: int, start: int) -> bool:
