@@ -18,7 +18,8 @@ from policybot.service import PolicyBot
 
 VERDICTS = {"Right": "right", "Wrong": "wrong"}
 # On a phone a page image scaled to the screen is unreadable: there, a source's page keeps a readable
-# size and scrolls sideways inside its panel (the crop to the quote is what is shown first).
+# size and scrolls sideways inside its panel (the crop to the quote is what is shown first); its
+# caption is a line of its own below it, so it wraps within the panel instead of scrolling away.
 PAGE_CSS = """<style>
 @media (max-width: 640px) {
   [data-testid="stExpanderDetails"] [data-testid="stImage"] { overflow-x: auto; }
@@ -131,7 +132,8 @@ def page_images(bot: PolicyBot, c: Citation, key: str, pages: list[int], printed
         own = printed if page == c.page_start else bot.library.printed_page(c.doc, page)
         caption = f"{c.title or c.doc}, page {page}" + (f" (printed page {own})" if own else "")
         caption += " — quote highlighted" if view.marked else (" — the passage goes on here" if page > pages[0] else "")
-        st.image(view.png, caption=caption)
+        st.image(view.png)  # on a phone the image scrolls sideways; its caption must not scroll with it
+        st.caption(escape_markdown(caption))
     return True
 
 

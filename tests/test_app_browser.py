@@ -608,6 +608,9 @@ def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(tmp_path):
         open_panel(panel)
         image = panel.locator('[data-testid="stImage"] img').first
         assert image.evaluate("img => img.getBoundingClientRect().width") >= 600  # readable; it scrolls sideways
+        caption = panel.get_by_text("quote highlighted").first  # below the image, wrapped within the panel
+        right = "e => e.getBoundingClientRect().right"
+        assert caption.evaluate(right) <= panel.evaluate(right) + 1, "the page's caption is cut on a phone"
         page.screenshot(path=str(shots / "size-390.png"))
 
         page.goto(page.url.split("?")[0] + "evidence")
