@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from policybot.answer.naming import NamedDocument, name_phrases, named_documents
+from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.pipeline import AnswerParts
 from policybot.answer.query import section_matches
 from policybot.answer.references import Glossary, ReferenceFollower, glossary_of
@@ -169,6 +170,15 @@ class Components:
         """The off-topic probe questions, embedded once per process."""
         return self._once("probe_vectors", lambda: self.embedder.embed(list(probe_bank()[1])))
 
+    @property
+    def word_neighbours(self) -> WordNeighbours | None:
+        """The question-word neighbour finder, with its word vectors kept for the process; None when
+        no threshold is set for the embedding model."""
+        threshold = self.settings.word_neighbour_thresholds.get(self.profile.profile.embedding.base_name)
+        if threshold is None:
+            return None
+        return self._once("word_neighbours", lambda: WordNeighbours(self.embedder.embed, threshold))
+
     def probe_scores_of(self, doc: DocumentRow) -> list[float]:
         """A document's off-topic probe scores: stored at ingestion; computed (and stored) here
         for documents indexed before they were kept, or with another probe bank."""
@@ -289,6 +299,7 @@ class Components:
             library=self.index.documents,
             chunks_of=lambda doc: self.registry.chunks_of(doc.collection, doc.doc_id),
             references=self.references,
+            neighbours=self.word_neighbours if _neighbours_wanted(settings) else None,
         )
 
     def ingest_parts(self) -> IngestParts:
@@ -314,3 +325,8 @@ class Components:
         profile = self.profile.profile
         reranker = profile.reranker.name if profile.reranker else None
         return Thresholds.of(self.settings, profile.embedding.base_name, reranker)
+
+
+def _neighbours_wanted(settings: Settings) -> bool:
+    """Word neighbours choose quotes by shared words: not used when quotes are chosen by meaning alone."""
+    return settings.word_neighbours and settings.quote_choice != "meaning"

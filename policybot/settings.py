@@ -223,6 +223,20 @@ class Settings(BaseSettings):
         "of the question's words, the one closest in meaning (embedded), or words with meaning as tie-break "
         "(eval/decisions/2026-11-26-quotes-and-definitions.md).",
     )
+    word_neighbours: bool = Field(
+        True,
+        description="In choosing a passage's quote, a question word the passage words differently counts by the "
+        "passage's word closest to it in meaning ('bike' and 'bicycle'; eval/decisions/2026-11-27-word-neighbours.md).",
+    )
+    # Keyed by the embedding model: what 1 pair in 10,000 of a library's own words (one per stem)
+    # reaches by chance. all-MiniLM-L6-v2: the median over the dev libraries (0.72-0.78), measured
+    # with `python eval/calibrate_word_neighbours.py DATASET_DIR...`, which reads no question. Provisional
+    # for gte-multilingual-base, which cannot run here: calibrate it with the same command and
+    # `--profile paper`.
+    word_neighbour_thresholds: dict[str, float] = Field(
+        default_factory=lambda: {"all-MiniLM-L6-v2": 0.76, "gte-multilingual-base": 0.76},
+        description="Cosine of two single words' vectors at which one stands for the other in choosing quotes.",
+    )
     expansion_guard: bool = Field(
         True,
         description="Each rewrite and HyDE list counts only as far as its best passages agree with the question's "

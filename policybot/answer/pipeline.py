@@ -21,6 +21,7 @@ from policybot.answer.conversation import Turn
 from policybot.answer.earlier_edition import ChunksOf, EarlierEdition, Library
 from policybot.answer.guard import Guard, Verdict
 from policybot.answer.naming import NamedDocument, without_naming
+from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.openings import ListOpenings
 from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.answer.references import ReferenceFollower
@@ -81,6 +82,7 @@ class AnswerParts:
     chunks_of: ChunksOf
     references: ReferenceFollower | None = None
     embed: Callable[[Sequence[str]], np.ndarray] | None = None  # passages' sentences, to choose quotes
+    neighbours: WordNeighbours | None = None  # the passages' words for the question's, to choose quotes
 
 
 @dataclass
@@ -109,7 +111,7 @@ class AnswerPipeline:
         self.planner = QueryPlanner(settings, llm, parts.thresholds.confident)
         self.selector = Selector(settings, parts.rows)
         self.openings = ListOpenings(parts.rows)
-        self.extractive = ExtractiveWriter(parts.embed, parts.embed_query, settings.quote_choice)
+        self.extractive = ExtractiveWriter(parts.embed, parts.embed_query, settings.quote_choice, parts.neighbours)
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:

@@ -13,6 +13,7 @@ import numpy as np
 
 from policybot.answer.citations import CitationChecker
 from policybot.answer.missing import MISSING, missing
+from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, section_matches, split_item
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
@@ -104,7 +105,8 @@ class ExtractiveWriter:
     """The best sentences of the top passages, quoted exactly, each with its citation.
 
     Which sentence or list item of a passage is quoted (``quote_choice``): the one sharing most
-    of the question's words ("words"), the one closest in meaning ("meaning": "a slow leak under
+    of the question's words, or the passage's words for them (``neighbours``: "bicycle" for
+    "bike") ("words"), the one closest in meaning ("meaning": "a slow leak under
     the sink" is closest to "water escaping gradually… such as a slow drip", which shares one
     word with it), or shared words with meaning as the tie-break ("both")."""
 
@@ -113,10 +115,12 @@ class ExtractiveWriter:
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         embed_query: Callable[[str], np.ndarray] | None = None,
         quote_choice: QuoteChoice = "both",
+        neighbours: WordNeighbours | None = None,
     ) -> None:
         self.tokenizer = Tokenizer()
         self.embed, self.embed_query = embed, embed_query
         self.quote_choice = quote_choice
+        self.neighbours = neighbours
 
     def run(
         self,
@@ -219,14 +223,19 @@ class ExtractiveWriter:
         an embedder), to compare quotes of different passages: shared-word counts favour long
         quotes and the passage's own vocabulary. The units of every quoted passage are embedded
         in one batch."""
+        units = list(dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, body_start(src))))
+        near = self.neighbours.run(question, units, skip=naming) if self.neighbours and units else {}
 
         def shared(unit: str) -> float:
             terms = set(self.tokenizer(unit))
-            return len((q_terms - naming) & terms) + NAMING_WORD_WEIGHT * len(naming & terms)
+            # A question word the unit does not use counts by its closest word the unit uses for it.
+            similar = sum(
+                max((c for s, c in m.items() if s in terms), default=0.0) for q, m in near.items() if q not in terms
+            )
+            return len((q_terms - naming) & terms) + NAMING_WORD_WEIGHT * len(naming & terms) + similar
 
         if self.embed is None or self.embed_query is None:
             return shared, None
-        units = list(dict.fromkeys(src.text[s:e] for src in chosen for s, e in quote_units(src.text, body_start(src))))
         if not units:
             return shared, None
         cosines: dict[str, float] = dict(zip(units, (self.embed(units) @ self.embed_query(question)).tolist()))
