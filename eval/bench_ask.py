@@ -20,7 +20,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from policybot.evaluation.datasets import load_dataset  # noqa: E402
+from policybot.evaluation.harness import index_home  # noqa: E402
 from policybot.evaluation.metrics import percentile  # noqa: E402
+from policybot.events import AnswerEvent, PassagesEvent  # noqa: E402
 from policybot.service import PolicyBot  # noqa: E402
 from policybot.settings import Settings  # noqa: E402
 
@@ -34,7 +36,8 @@ def main() -> None:
     ap.add_argument("--cache", default=".policybot-eval")
     args = ap.parse_args()
     dataset = load_dataset(args.dataset)
-    bot = PolicyBot(Settings(home=Path(args.cache) / Path(args.dataset).name))
+    settings = Settings()
+    bot = PolicyBot(settings.model_copy(update={"home": index_home(Path(args.cache), dataset, settings)}))
     assert not bot.ingest(dataset.docs).failed
     t0 = time.perf_counter()
     bot.warm_up()
@@ -50,10 +53,11 @@ def main() -> None:
             start = time.perf_counter()
             answer = None
             for event in bot.ask_stream(q.question, fast=args.fast or None, use_llm=not args.no_llm):
-                if event.kind == "passages":
+                if isinstance(event, PassagesEvent):
                     first_passages.append(time.perf_counter() - start)
-                elif event.kind == "answer":
-                    answer = event.data
+                elif isinstance(event, AnswerEvent):
+                    answer = event.answer
+            assert answer is not None, "the answer pipeline ended without an answer"
             totals.append(time.perf_counter() - start)
             for stage, seconds in answer.timings.items():
                 stages[stage].append(seconds)
