@@ -748,6 +748,20 @@ def test_a_question_naming_its_document_is_quoted_by_its_other_words():
     assert answer.startswith('1. "27. Assignment. Neither party may transfer its rights to a new sponsor')
 
 
+def test_a_citizen_s_word_brings_the_sentences_that_word_it_differently(sample, monkeypatch):
+    """A citizen's "Someone stole my bike": the policy says "bicycle". Its personal-possessions clause is quoted
+    with the sentences that speak of a bicycle (its limit, its exclusion), which share none of the
+    question's words (``answer/neighbours``); without the passages' words for the question's they
+    are not quoted."""
+    question = "Someone stole my bike from the garden. Am I covered?"
+    bicycle = ("$750 for any one bicycle", "Theft of a bicycle unless it was locked")
+    answer = sample.ask(question, use_llm=False).answer
+    assert any(sentence in answer for sentence in bicycle), answer
+    monkeypatch.setattr(sample, "settings", sample.settings.model_copy(update={"word_neighbours": False}))
+    plain = sample.ask(question, use_llm=False).answer
+    assert not any(sentence in plain for sentence in bicycle), plain
+
+
 def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     answer = sample.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer
