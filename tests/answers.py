@@ -83,3 +83,10 @@ def extractive() -> Answer:
         profile="lite",
         notice="No generated summary is available: the language model is not running.",
     )
+
+
+def draft():
+    """What retrieval decided, for testing a writer on passages given by hand: a confident band."""
+    from policybot.answer.writers import AnswerDraft
+
+    return AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")

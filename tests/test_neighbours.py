@@ -65,20 +65,19 @@ def test_the_quote_is_the_sentence_that_words_the_question_differently(embedder)
     """ "Is my bike covered if it is stolen from the garden?": the garden furniture sentence shares two
     of its words ("covered", "garden"), the one that answers shares one and says "bicycle" and
     "theft". With the passage's words for the question's, the answer quotes the one that answers."""
-    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from tests.answers import _citation
+    from policybot.answer.writers import ExtractiveWriter
+    from tests.answers import _citation, draft
 
     text = (
         "Garden furniture is covered up to $500 for any one incident.\n"
         "Theft of a bicycle left outside the Home is covered only if it was locked to a fixed object."
     )
     source = _citation(1, text, cited=False, verified=False, doc="home.pdf", section="3.4 Outside", title="")
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     question = "Is my bike covered if it is stolen from the garden?"
-    plain = ExtractiveWriter(embedder.embed, embedder.embed_query).run(draft, question, [source]).answer
+    plain = ExtractiveWriter(embedder.embed, embedder.embed_query).run(draft(), question, [source]).answer
     assert '"Garden furniture is covered' in plain.splitlines()[0]
     finder = WordNeighbours(embedder.embed, THRESHOLD)
-    answer = ExtractiveWriter(embedder.embed, embedder.embed_query, neighbours=finder).run(draft, question, [source])
+    answer = ExtractiveWriter(embedder.embed, embedder.embed_query, neighbours=finder).run(draft(), question, [source])
     assert '"Theft of a bicycle left outside the Home is covered only if it was locked' in answer.answer.splitlines()[0]
 
 

@@ -516,15 +516,14 @@ def _guide_answer(guide: str, section: str, question: str):
 
 def _passages_answer(passages: list[tuple[str, str]], question: str):
     """The extractive answer to ``question`` from passages (text, section) in retrieval order."""
-    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from tests.answers import _citation
+    from policybot.answer.writers import ExtractiveWriter
+    from tests.answers import _citation, draft
 
     sources = [
         _citation(n, text, cited=False, verified=False, doc="guide.pdf", section=section, title="")
         for n, (text, section) in enumerate(passages, 1)
     ]
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
-    return ExtractiveWriter().run(draft, question, sources)
+    return ExtractiveWriter().run(draft(), question, sources)
 
 
 def test_another_passage_s_limit_leads_only_when_it_is_as_close_as_the_cover():
@@ -731,20 +730,19 @@ def test_a_question_naming_its_document_is_quoted_by_its_other_words():
     say which document more than which sentence: the signature block holds every one of them, the
     clause the question asks about none. The pipeline passes the question without its naming words
     (``naming.without_naming``), and those count half in choosing the quote."""
-    from policybot.answer.writers import AnswerDraft, ExtractiveWriter
-    from tests.answers import _citation
+    from policybot.answer.writers import ExtractiveWriter
+    from tests.answers import _citation, draft
 
     text = (
         "27. Assignment. Neither party may transfer its rights to a new sponsor without prior written consent.\n"
         "GENO AURIEMMA, endorsement agreement. By: /s/ Geno Auriemma"
     )
     source = _citation(1, text, cited=False, verified=False, doc="deal.pdf", section="27. Assignment", title="")
-    draft = AnswerDraft("q", "q", ["q"], "skipped", 0.8, 0.8, 0.4, ["c1"], [0.8], "lite", None, band="confident")
     question = "Can we transfer our endorsement agreement with Geno Auriemma to a new sponsor?"
-    whole = ExtractiveWriter().run(draft, question, [source]).answer
+    whole = ExtractiveWriter().run(draft(), question, [source]).answer
     assert whole.startswith('1. "GENO AURIEMMA')  # all four naming words: the signature block wins
     words = "Can we transfer to a new sponsor?"  # without "our endorsement agreement with Geno Auriemma"
-    answer = ExtractiveWriter().run(draft, question, [source], words=words).answer
+    answer = ExtractiveWriter().run(draft(), question, [source], words=words).answer
     assert answer.startswith('1. "27. Assignment. Neither party may transfer its rights to a new sponsor')
 
 
