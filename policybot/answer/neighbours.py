@@ -54,11 +54,10 @@ class WordNeighbours:
         vectors = self._vectors_of(words + candidates)
         sims = np.stack([vectors[w] for w in words]) @ np.stack([vectors[w] for w in candidates]).T
         out: Neighbours = {}
-        for i, j in zip(*np.nonzero(sims >= self.threshold)):
-            stem, near = asked[words[i]], used[candidates[j]]
-            if near != stem:
-                found = out.setdefault(stem, {})
-                found[near] = max(found.get(near, 0.0), float(sims[i, j]))
+        for i, j in zip(*np.nonzero(sims >= self.threshold)):  # never the word itself: the texts do not use it
+            found = out.setdefault(asked[words[i]], {})
+            near = used[candidates[j]]
+            found[near] = max(found.get(near, 0.0), float(sims[i, j]))
         return out
 
     def _stems(self, text: str) -> dict[str, str]:
