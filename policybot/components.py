@@ -124,6 +124,7 @@ class Components:
                 s.fusion,
                 s.fusion_dense_weight,
                 s.named_document_boost,
+                s.naming_direction,
             ),
         )
 

@@ -197,6 +197,12 @@ class Settings(BaseSettings):
         description="How much naming favours a document: added to its passages' fused score, in standard "
         "deviations of the query's candidate scores (eval/decisions/2026-11-25-naming.md).",
     )
+    naming_direction: bool = Field(
+        False,
+        description="When a question names a document, its dense query vector is made orthogonal to that of the "
+        "naming words, as BM25 searches without them. Off: it moves the probe calibration of the dense list "
+        "(eval/decisions/2026-11-27-naming-direction.md).",
+    )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------
     llm_mode: Literal["auto", "off"] = Field("auto", description="off: always answer extractively (no LLM).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.answer.naming import name_phrases, named_documents, without_naming
+from policybot.answer.naming import name_phrases, named_documents, naming_words, without_naming
 from policybot.core.rows import DocumentRow
 
 
@@ -116,3 +116,6 @@ def test_the_words_that_name_a_document_leave_the_question_it_ranks_passages_by(
     assert without_naming(question, named) == "What law governs our with Pharmaceuticals?"
     assert without_naming("AMAG manufacturing agreement", named) == "AMAG manufacturing agreement"  # nothing left
     assert without_naming(question, []) == question
+    assert naming_words(question, named) == "manufacturing agreement AMAG"  # what the dense query turns from
+    assert naming_words("AMAG manufacturing agreement", named) == ""  # nothing else left: nothing to turn from
+    assert naming_words(question, []) == ""

@@ -2,9 +2,10 @@
 
 import json
 
+import numpy as np
 import pytest
 
-from policybot.answer.retrieval import ListKey, RankFusion
+from policybot.answer.retrieval import ListKey, RankFusion, without_direction
 from policybot.core.rows import doc_of
 from policybot.service import PolicyBot, PolicyBotError
 from policybot.store.lexical import LexicalIndex, Tokenizer
@@ -272,3 +273,58 @@ def test_expansions_never_push_out_what_the_question_found():
     kept = _keep_own_order(expanded, own)
     assert [f.chunk_id for f in kept] == ["a", "x", "b", "c", "y"]  # none lower than the question ranked it
     assert [f.score for f in kept] == [0.5, 0.4, 0.3, 0.2, 0.1]  # scores still fall with the rank
+
+
+@pytest.fixture(scope="module")
+def sectioned_contracts(tmp_path_factory):
+    """Two agreements in numbered clauses; each preamble names its parties and its kind of agreement."""
+    root = tmp_path_factory.mktemp("sectioned")
+    bot = PolicyBot(make_settings(root / "home"))
+    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-distribution", "Orlix")):
+        b = pdfs.PdfBuilder()
+        kind = "Supply Agreement" if party == "Zenbo" else "Distribution Agreement"
+        b.heading(kind.upper())
+        clauses = [
+            ("1. Parties", f"This {kind} is made between Acme Corp and {party} Industries Ltd, together the parties."),
+            ("2. Delivery", "Goods shall be delivered within thirty days of each written purchase order."),
+            ("3. Governing Law", "This Agreement is governed by the laws of the State of Delaware."),
+            ("4. Assignment", "Neither party may assign this Agreement without written consent."),
+        ]
+        for title, text in clauses:
+            b.heading(title, level=2)
+            b.paragraph(text)
+        assert bot.ingest_file(b.save(root / f"{stem}.pdf")).status == "ingested"
+    return bot
+
+
+def test_a_named_document_s_passages_are_ranked_by_what_the_question_asks_not_by_its_name(sectioned_contracts):
+    """ "What law governs our supply agreement with Zenbo Industries?": whole, the question's vector is
+    nearest to what names the agreement (its title, its preamble); turned away from its naming words
+    ("supply agreement Zenbo Industries"), the dense list leads with the governing-law clause
+    (``Settings.naming_direction``, off by default: record 2026-11-27-naming-direction)."""
+    c = sectioned_contracts.components
+    docs = c.index.documents()
+    ids = [d.doc_id for d in docs]
+    question = "What law governs our supply agreement with Zenbo Industries?"
+    [named] = c.name_documents(question, docs)
+
+    def first_dense(direction: bool) -> str:
+        default, c.retriever.naming_direction = c.retriever.naming_direction, direction
+        try:
+            top = c.retriever.lists(question, ids, named=[named])[ListKey("dense")][0][0]
+        finally:
+            c.retriever.naming_direction = default
+        return c.registry.chunks(c.index.collection, [top])[top].text
+
+    assert "laws of the State of Delaware" in first_dense(True)
+    whole = first_dense(False)  # the title line or the preamble: what names the agreement, not what answers
+    assert "supply agreement" in whole.lower() and "Delaware" not in whole
+
+
+def test_a_vector_turned_from_a_direction_is_orthogonal_to_it_and_unit_length():
+    rng = np.random.default_rng(0)
+    vector, away = rng.normal(size=8), rng.normal(size=8)
+    vector /= np.linalg.norm(vector)
+    turned = without_direction(vector, away)
+    assert abs(float(turned @ away)) < 1e-9 and abs(float(np.linalg.norm(turned)) - 1) < 1e-9
+    assert np.array_equal(without_direction(vector, 2 * vector), vector)  # nothing left: unchanged

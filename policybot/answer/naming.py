@@ -52,9 +52,25 @@ def without_naming(question: str, named: Sequence[NamedDocument]) -> str:
     say which document, not which of its passages ("What law governs our manufacturing agreement
     with AMAG?" ranks AMAG's passages by "What law governs"). The question itself when nothing
     is left."""
-    naming = frozenset().union(*(n.words for n in named))
-    kept = [token for token in question.split() if not (set(words_of(token)) and set(words_of(token)) <= naming)]
+    kept, _ = _naming_split(question, named)
     return " ".join(kept) if any(words_of(t) for t in kept) else question
+
+
+def naming_words(question: str, named: Sequence[NamedDocument]) -> str:
+    """The words of the question that name its documents ("manufacturing agreement AMAG"), or ""
+    when none do or nothing else is left."""
+    kept, naming = _naming_split(question, named)
+    return " ".join(naming) if any(words_of(t) for t in kept) else ""
+
+
+def _naming_split(question: str, named: Sequence[NamedDocument]) -> tuple[list[str], list[str]]:
+    naming = frozenset().union(*(n.words for n in named))
+    kept: list[str] = []
+    dropped: list[str] = []
+    for token in question.split():
+        words = set(words_of(token))
+        (dropped if words and words <= naming else kept).append(token)
+    return kept, dropped
 
 
 # Function words: a naming phrase never starts or ends with one ("appeal against", "have a").

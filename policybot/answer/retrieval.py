@@ -17,7 +17,7 @@ from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from policybot.answer.naming import NamedDocument, without_naming
+from policybot.answer.naming import NamedDocument, naming_words, without_naming
 from policybot.answer.query import clause_references, section_matches, split_item
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
@@ -55,8 +55,12 @@ class DenseRetriever:
         self.embedder = embedder
         self.unavailable: str | None = None
 
-    def run(self, query: str, k: int, doc_ids: Sequence[str]) -> Ranked:
+    def run(self, query: str, k: int, doc_ids: Sequence[str], away_from: str = "") -> Ranked:
+        """``away_from``: words whose meaning the query vector is made orthogonal to (see
+        ``without_direction``)."""
         vector = self.embedder.embed_query(query)
+        if away_from:
+            vector = without_direction(vector, self.embedder.embed_query(away_from))
         try:
             found = self.index.nearest(vector, k, doc_ids)
         except IndexUnavailable as exc:
@@ -199,6 +203,7 @@ class HybridRetriever:
         fusion: Literal["calibrated", "rrf"] = "calibrated",
         dense_weight: float = 0.5,
         named_boost: float = 3.0,
+        naming_direction: bool = False,
     ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
@@ -208,6 +213,7 @@ class HybridRetriever:
         self.mode = fusion
         self.dense_weight = dense_weight
         self.named_boost = named_boost
+        self.naming_direction = naming_direction
         self.candidates = candidates
 
     def lists(
@@ -221,14 +227,16 @@ class HybridRetriever:
         """One query's dense and BM25 lists (``candidates`` each) and their fusion (``hybrid``, what
         ranks). ``named``: documents the question names. They are searched first (their own best
         passages join the candidates) and favoured in the fusion (``plain`` keeps the fusion
-        without that), and BM25 ranks passages by the question without the words that name them."""
+        without that), BM25 ranks passages by the question without the words that name them, and
+        the dense query loses their direction (``naming_direction``)."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words = without_naming(query, named) if favoured else query
-        dense = self.dense.run(query, n, doc_ids)
+        away = naming_words(query, named) if favoured and self.naming_direction else ""
+        dense = self.dense.run(query, n, doc_ids, away)
         lexical = self.lexical.run(words, n, doc_ids)
         if favoured:
-            dense = _merged(dense, self.dense.run(query, n, favoured))
+            dense = _merged(dense, self.dense.run(query, n, favoured, away))
             lexical = _merged(lexical, self.lexical.run(words, n, favoured))
         if self.mode == "rrf":
             plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
@@ -282,6 +290,18 @@ class HybridRetriever:
                 if f.chunk_id in ranks:
                     f.ranks[key], f.scores[key] = ranks[f.chunk_id]
         return fused
+
+
+def without_direction(vector: np.ndarray, away: np.ndarray) -> np.ndarray:
+    """``vector`` made orthogonal to ``away`` and unit length again: the question's meaning without
+    that of the words that name its document. Whole, "What law governs our manufacturing agreement
+    with AMAG?" is nearest to the preamble that names AMAG and the agreement; stripping the words
+    instead leaves "What law governs", too short a query for the model (record
+    2026-11-27-naming-direction). Unchanged when nothing of it is left."""
+    unit = away / max(float(np.linalg.norm(away)), 1e-12)
+    rest = vector - float(vector @ unit) * unit
+    norm = float(np.linalg.norm(rest))
+    return vector if norm < 1e-6 else (rest / norm).astype(vector.dtype)
 
 
 def _merged(first: Ranked, second: Ranked) -> Ranked:
