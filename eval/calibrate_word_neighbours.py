@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 from pathlib import Path
 
@@ -25,6 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
+from policybot.answer.neighbours import word_stems  # noqa: E402
 from policybot.evaluation.datasets import load_dataset  # noqa: E402
 from policybot.evaluation.harness import index_home  # noqa: E402
 from policybot.service import PolicyBot  # noqa: E402
@@ -33,18 +33,15 @@ from policybot.store.lexical import Tokenizer  # noqa: E402
 
 WORDS = 2000
 QUANTILE = 0.9999
-_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def library_words(bot: PolicyBot) -> list[str]:
     """The library's words as the neighbour finder reads them, one per stem (its first in order)."""
     registry, collection = bot.components.registry, bot.components.index.collection
-    words = sorted({w for _, text in registry.chunk_texts(collection) for w in _WORD.findall(text.lower())})
-    tokenizer, by_stem = Tokenizer(), {}
-    for word in words:
-        stem = tokenizer(word)
-        if stem:
-            by_stem.setdefault(stem[0], word)
+    stems = word_stems("\n".join(text for _, text in registry.chunk_texts(collection)), Tokenizer())
+    by_stem: dict[str, str] = {}
+    for word in sorted(stems):
+        by_stem.setdefault(stems[word], word)
     return sorted(by_stem.values())
 
 

@@ -61,14 +61,7 @@ class WordNeighbours:
         return out
 
     def _stems(self, text: str) -> dict[str, str]:
-        """Each word of the text (lowercase, letters only) and its stem; stopwords dropped."""
-        words = list(dict.fromkeys(_WORD.findall(text.lower())))
-        out = {}
-        for word in words:
-            stem = self.tokenizer(word)
-            if stem:
-                out[word] = stem[0]
-        return out
+        return word_stems(text, self.tokenizer)
 
     def _vectors_of(self, words: list[str]) -> dict[str, np.ndarray]:
         with self._lock:
@@ -83,3 +76,14 @@ class WordNeighbours:
                     self._vectors.clear()  # a bounded cache: start again rather than grow
                 self._vectors.update(zip(new, vectors))
         return known
+
+
+def word_stems(text: str, tokenizer: Tokenizer) -> dict[str, str]:
+    """Each word of the text as the neighbour finder reads it (lowercase, letters only, three or
+    more) and its stem, in order of first use; stopwords dropped."""
+    out = {}
+    for word in dict.fromkeys(_WORD.findall(text.lower())):
+        stem = tokenizer(word)
+        if stem:
+            out[word] = stem[0]
+    return out
