@@ -198,10 +198,10 @@ class Settings(BaseSettings):
         "deviations of the query's candidate scores (eval/decisions/2026-11-25-naming.md).",
     )
     naming_direction: bool = Field(
-        False,
-        description="When a question names a document, its dense query vector is made orthogonal to that of the "
-        "naming words, as BM25 searches without them. Off: it moves the probe calibration of the dense list "
-        "(eval/decisions/2026-11-27-naming-direction.md).",
+        True,
+        description="When a question names one document, that document's passages are ordered by the whole "
+        "question and by the question turned away from its naming words together (as BM25 searches without "
+        "them), on the whole question's cosines (eval/decisions/2026-11-27-naming-direction.md).",
     )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------

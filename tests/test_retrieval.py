@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from policybot.answer.retrieval import ListKey, RankFusion, without_direction
+from policybot.answer.retrieval import ListKey, RankFusion, in_order_of, without_direction
 from policybot.core.rows import doc_of
 from policybot.service import PolicyBot, PolicyBotError
 from policybot.store.lexical import LexicalIndex, Tokenizer
@@ -301,24 +301,35 @@ def test_a_named_document_s_passages_are_ranked_by_what_the_question_asks_not_by
     """ "What law governs our supply agreement with Zenbo Industries?": whole, the question's vector is
     nearest to what names the agreement (its title, its preamble); turned away from its naming words
     ("supply agreement Zenbo Industries"), the dense list leads with the governing-law clause
-    (``Settings.naming_direction``, off by default: record 2026-11-27-naming-direction)."""
+    (``Settings.naming_direction``: record 2026-11-27-naming-direction)."""
     c = sectioned_contracts.components
     docs = c.index.documents()
     ids = [d.doc_id for d in docs]
     question = "What law governs our supply agreement with Zenbo Industries?"
     [named] = c.name_documents(question, docs)
 
-    def first_dense(direction: bool) -> str:
+    def first_dense(direction: bool) -> tuple[str, float]:
         default, c.retriever.naming_direction = c.retriever.naming_direction, direction
         try:
-            top = c.retriever.lists(question, ids, named=[named])[ListKey("dense")][0][0]
+            top, score = c.retriever.lists(question, ids, named=[named])[ListKey("dense")][0]
         finally:
             c.retriever.naming_direction = default
-        return c.registry.chunks(c.index.collection, [top])[top].text
+        return c.registry.chunks(c.index.collection, [top])[top].text, score
 
-    assert "laws of the State of Delaware" in first_dense(True)
-    whole = first_dense(False)  # the title line or the preamble: what names the agreement, not what answers
+    turned, level = first_dense(True)
+    assert "laws of the State of Delaware" in turned
+    whole, whole_level = first_dense(False)  # the title line or the preamble: what names the agreement
     assert "supply agreement" in whole.lower() and "Delaware" not in whole
+    # Only the order changes: the list keeps the whole question's cosines, which the probes, the
+    # bands and the expansion gate were measured against.
+    assert level == whole_level
+
+
+def test_a_ranking_in_another_order_keeps_its_scores():
+    order = [("c", 0.2), ("a", 0.1), ("d", 0.05)]
+    scale = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    assert in_order_of(order, scale) == [("c", 0.9), ("a", 0.8), ("d", 0.7)]
+    assert in_order_of(order, []) == []
 
 
 def test_a_vector_turned_from_a_direction_is_orthogonal_to_it_and_unit_length():

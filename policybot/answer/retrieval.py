@@ -228,15 +228,16 @@ class HybridRetriever:
         ranks). ``named``: documents the question names. They are searched first (their own best
         passages join the candidates) and favoured in the fusion (``plain`` keeps the fusion
         without that), BM25 ranks passages by the question without the words that name them, and
-        the dense query loses their direction (``naming_direction``)."""
+        the dense order inside the named document also follows the question without their
+        direction (``naming_direction``, ``_own_dense``)."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words = without_naming(query, named) if favoured else query
-        away = naming_words(query, named) if favoured and self.naming_direction else ""
-        dense = self.dense.run(query, n, doc_ids, away)
+        dense = self.dense.run(query, n, doc_ids)
         lexical = self.lexical.run(words, n, doc_ids)
         if favoured:
-            dense = _merged(dense, self.dense.run(query, n, favoured, away))
+            others = [(cid, score) for cid, score in dense if doc_of(cid) not in set(favoured)]
+            dense = _merged(others, self._own_dense(query, n, favoured, named))
             lexical = _merged(lexical, self.lexical.run(words, n, favoured))
         if self.mode == "rrf":
             plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
@@ -250,6 +251,20 @@ class HybridRetriever:
         if favoured:
             lists[ListKey("plain", query_index)] = plain
         return lists
+
+    def _own_dense(self, query: str, n: int, favoured: list[str], named: Sequence[NamedDocument]) -> Ranked:
+        """The named documents' own best passages by the dense query. With ``naming_direction`` and
+        one named document, their order is that of the whole question and of the question turned
+        away from its naming words together (the mean of the two, each on the whole question's
+        cosines); the list keeps the whole question's cosines in that order (``in_order_of``).
+        Turned alone, the order lost contracts whose naming words are also their topic
+        ("intellectual property agreement"); with two named documents one of them is often named by
+        such words, and nothing is turned (record 2026-11-27-naming-direction)."""
+        own = self.dense.run(query, n, favoured)
+        if not self.naming_direction or len(favoured) != 1:
+            return own
+        turned = in_order_of(self.dense.run(query, n, favoured, naming_words(query, named)), own)
+        return in_order_of(_averaged(turned, own), own)
 
     @property
     def words_only(self) -> str | None:
@@ -302,6 +317,25 @@ def without_direction(vector: np.ndarray, away: np.ndarray) -> np.ndarray:
     rest = vector - float(vector @ unit) * unit
     norm = float(np.linalg.norm(rest))
     return vector if norm < 1e-6 else (rest / norm).astype(vector.dtype)
+
+
+def in_order_of(order: Ranked, scale: Ranked) -> Ranked:
+    """``order``'s chunks, best first, given ``scale``'s scores, best first: the turned query's
+    order inside the named document on the whole question's cosines. A turned vector's cosines are
+    far lower than any the probes, the bands or the expansion gate were measured against (the top
+    one fell from .77 to .20 in a test library); on the whole question's scale the named document
+    keeps its level and only its order changes (record 2026-11-27-naming-direction)."""
+    scores = sorted((score for _, score in scale), reverse=True)
+    return [(cid, score) for (cid, _), score in zip(order, scores)]
+
+
+def _averaged(first: Ranked, second: Ranked) -> Ranked:
+    """Two rankings by the same measure as one by the mean of each chunk's two scores (a chunk one
+    list lacks gets that list's lowest score), best first."""
+    a, b = dict(first), dict(second)
+    floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
+    ids = dict.fromkeys([*a, *b])
+    return sorted(((cid, (a.get(cid, floor_a) + b.get(cid, floor_b)) / 2) for cid in ids), key=lambda x: -x[1])
 
 
 def _merged(first: Ranked, second: Ranked) -> Ranked:
