@@ -41,6 +41,17 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("POLICYBOT_CONFIG", str(tmp_path / "absent.toml"))
 
 
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory):
+    """The packaged embedding model, loaded once (for stages that take an embedder directly)."""
+    from policybot.models.embeddings import get_embedder
+    from policybot.models.profiles import MINILM
+
+    emb = get_embedder(MINILM, make_settings(tmp_path_factory.mktemp("embedder")))
+    emb.warm_up()
+    return emb
+
+
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return make_settings(tmp_path / "home")

@@ -4,23 +4,9 @@ model on single words; and the extractive answer quoting the sentence that words
 import pytest
 
 from policybot.answer.neighbours import WordNeighbours
-from policybot.models.embeddings import get_embedder
-from policybot.models.profiles import MINILM
 from policybot.settings import Settings
 
 THRESHOLD = Settings().word_neighbour_thresholds["all-MiniLM-L6-v2"]
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    import tempfile
-    from pathlib import Path
-
-    from tests.conftest import make_settings
-
-    emb = get_embedder(MINILM, make_settings(Path(tempfile.mkdtemp())))
-    emb.warm_up()
-    return emb
 
 
 def test_a_citizen_s_word_finds_the_policy_s_word_for_it_and_nothing_unrelated(embedder):

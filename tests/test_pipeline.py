@@ -769,15 +769,15 @@ def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_
     """Ties of shared words go to a sentence that states an amount or period when one is asked
     for ("what is the waiting period…?"); a list item's own number is not a quantity."""
     from policybot.answer.query import asks_quantity
-    from policybot.answer.writers import states_quantity
+    from policybot.answer.writers import unit_quantities
 
     assert asks_quantity("What is the waiting period for accidental damage?")
     assert asks_quantity("how long do I have to claim") and asks_quantity("What percentage must it be insured to?")
     assert not asks_quantity("Is my bike covered if it is stolen?")
-    assert states_quantity("There is a waiting period of 14 days for the optional extensions.")
-    assert states_quantity("1. At least 80 percent of its replacement cost;")
-    assert not states_quantity("2. The maximum amount of insurance available for that building.")
-    assert not states_quantity("The escape of water deductible set out in clause 5.2.")  # a clause, not an amount
+    assert unit_quantities("There is a waiting period of 14 days for the optional extensions.") == {"period"}
+    assert unit_quantities("1. At least 80 percent of its replacement cost;") == {"share"}
+    assert not unit_quantities("2. The maximum amount of insurance available for that building.")
+    assert not unit_quantities("The escape of water deductible set out in clause 5.2.")  # a clause, not an amount
 
 
 def test_a_price_the_wording_does_not_state_is_named_as_missing(sample):
@@ -793,3 +793,25 @@ def test_a_price_the_wording_does_not_state_is_named_as_missing(sample):
     stated = sample.ask("How much is the administration charge if I cancel?", use_llm=False)
     assert not stated.answer.startswith("Your documents do not seem to state")
     assert "$30" in stated.answer
+
+
+def test_a_question_stating_a_period_is_quoted_by_the_sentence_that_states_one(embedder, monkeypatch):
+    """ "Away for three months": whether that matters turns on the sentence that states a period
+    ("more than 60 consecutive days"). Both sentences share two of the question's words; the other
+    one is closer in meaning, and without the period it would be quoted."""
+    from policybot.answer import writers
+    from tests.answers import _citation, draft
+
+    text = (
+        "Cover stops when nobody has lived in the Home for more than 60 consecutive days. "
+        "The Home counts as lived in while someone sleeps there, even if nobody is there during the day."
+    )
+    source = _citation(1, text, cited=False, verified=False, doc="home.pdf", section="1.18 Unoccupied", title="")
+    question = "We're away for three months and nobody is living in the house. Any problem?"
+    writer = writers.ExtractiveWriter(embedder.embed, embedder.embed_query)
+    assert (
+        '"Cover stops when nobody has lived in the Home'
+        in writer.run(draft(), question, [source]).answer.split("\n")[0]
+    )
+    monkeypatch.setattr(writers, "quantity_kinds", lambda text: set())  # no quantity read anywhere
+    assert '"The Home counts as lived in' in writer.run(draft(), question, [source]).answer.splitlines()[0]

@@ -239,3 +239,45 @@ def test_a_full_stop_after_an_abbreviation_ends_no_quote_unit_before_lowercase_t
     assert [listed[s:e] for s, e in quote_units(listed)][1:] == ["a. the cost to repair;", "b. the limit."]
     ends = "It ends at 9 a.m. The next day it starts again."
     assert [ends[s:e] for s, e in quote_units(ends)] == ["It ends at 9 a.m.", "The next day it starts again."]
+
+
+PAYING = (
+    "6.12 Paying your premium\n"
+    "You must pay your premium in full when it is due, or pay each instalment on time if you pay monthly. If you\n"
+    "miss an instalment we will write to you and give you at least 7 days to pay. If you still do not pay, we may\n"
+    "cancel your policy as explained in clause 9.5. This policy is governed by the law of the place you live."
+)
+
+
+def test_a_sentence_that_reads_on_from_the_one_before_brings_it():
+    shown = choose_quote(PAYING, words_score("cancel", "still"), begin=PAYING.index("You")).text(PAYING)
+    assert shown == (
+        "If you miss an instalment we will write to you and give you at least 7 days to pay. If you still do not "
+        "pay, we may cancel your policy as explained in clause 9.5."
+    )
+    # "This policy" names the document, not the sentence before: the sentence stands alone.
+    alone = choose_quote(PAYING, words_score("governed", "law"), begin=PAYING.index("You")).text(PAYING)
+    assert alone == "This policy is governed by the law of the place you live."
+    # A list item never brings the sentence before it, nor a sentence the heading.
+    item = choose_quote(ESCAPE_OF_WATER, words_score("gradually", "slow")).text(ESCAPE_OF_WATER)
+    assert item.startswith("What is not covered … (c) Damage")
+
+
+APPRAISAL = (
+    "M. Appraisal\n"
+    "If you and we fail to agree on the actual cash value of your damaged property to settle upon the amount of "
+    "loss, then either may demand an appraisal of the loss. In this event, you and we will each choose a competent "
+    "and impartial appraiser within 20 days after receiving a written request from the other. The two appraisers "
+    "will choose an umpire."
+)
+
+
+def test_a_sentence_that_reads_on_from_the_chosen_one_comes_with_it():
+    shown = choose_quote(APPRAISAL, words_score("agree", "appraisal", "value"), begin=APPRAISAL.index("If")).text(
+        APPRAISAL
+    )
+    assert shown.endswith(
+        "In this event, you and we will each choose a competent and impartial appraiser within "
+        "20 days after receiving a written request from the other."
+    )
+    assert "umpire" not in shown  # the sentence after does not refer back: not brought

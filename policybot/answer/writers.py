@@ -247,12 +247,14 @@ class ExtractiveWriter:
             return shared, meaning
         if self.quote_choice == "both":
             # Shared words first. Their ties are broken by the kind of answer asked for ("how long…?",
-            # "what is the waiting period…?" is answered by a sentence that states a quantity), then by
-            # meaning (a cosine): together under 1, so never above one more shared word.
-            wants_quantity = asks_quantity(question)
+            # "what is the waiting period…?" is answered by a sentence that states a quantity; "away for
+            # three months" turns on the sentence that states a period: "more than 60 consecutive
+            # days"), then by meaning (a cosine): together under 1, so never above one more shared word.
+            wants_quantity, stated = asks_quantity(question), quantity_kinds(question)
 
             def both(unit: str) -> float:
-                quantity = 0.5 if wants_quantity and states_quantity(unit) else 0.0
+                kinds = unit_quantities(unit)
+                quantity = 0.5 if (wants_quantity and kinds) or stated & kinds else 0.0
                 return shared(unit) + quantity + 0.4 * meaning(unit)
 
             return both, meaning
@@ -356,10 +358,10 @@ def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
     )
 
 
-def states_quantity(unit: str) -> bool:
-    """A period, an amount of money or a share ("14 days", "$750", "80 percent"); a list item's
-    own number or a clause number is not one."""
-    return bool(quantity_kinds(_ITEM_MARKER.sub("", unit)))
+def unit_quantities(unit: str) -> set[str]:
+    """The kinds of quantity a unit states: a period, an amount of money or a share ("14 days",
+    "$750", "80 percent"); a list item's own number or a clause number is not one."""
+    return quantity_kinds(_ITEM_MARKER.sub("", unit))
 
 
 _MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)

@@ -16,7 +16,9 @@ The rules here:
 - a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
   such as "What is not covered"): joined when they are next to each other, else shown as
   "lead-in … item";
-- a lead-in chosen on its own brings its first item; a short sentence brings the next;
+- a lead-in chosen on its own brings its first item; a short sentence brings the next; a sentence
+  that reads on from the one before it ("If you still do not pay, …", "In this event, …") is quoted
+  with it, whichever of the two is chosen;
 - a unit longer than the limit is cut at its last clause break (";" or ","), marked "…";
 - a second quote of the same passage (``other_quote``) never overlaps the first;
 - a passage that opens inside a list (a chunk that starts at its third item) takes the list's
@@ -48,6 +50,16 @@ _BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORE
 _TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z])\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
 # A contract's run-in heading: "(h) Governing Law." with its text on the same line after it.
 _RUN_IN_TITLE = re.compile(r"^\((?:[a-z]|[0-9]{1,3}|[ivx]{1,4})\)\s+[A-Z][\w'’&/-]*(?:\s+[\w'’&/-]+){0,5}\.$")
+# A sentence that refers back to the one before it: it opens with a word that points there ("This",
+# "Such", "Otherwise", "If so", "In this event") or its first clause holds "still" or "otherwise"
+# ("If you still do not pay, …"). English function words, not any library's wording.
+_REFERS_BACK = re.compile(
+    r"(?:(?:this|these|that|those|such|they|otherwise|however|then)\b"
+    r"(?!\s+(?:policy|policies|agreement|contract|section|part|schedule|clause|guide|form|document)\b)"
+    r"|if (?:so|not)\b|in (?:that|this|such|either|both|which) (?:cases?|events?|circumstances?|situations?)\b"
+    r"|[^,;:.\n]*\b(?:still|otherwise)\b)",
+    re.IGNORECASE,
+)
 _ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
 
 
@@ -138,6 +150,10 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             start = units[j][0]
         elif j is not None:
             lead_in = units[j]
+    elif best > 0 and _reads_on(text, units, best) and end - units[best - 1][0] <= max_chars:
+        start = units[best - 1][0]
+    elif best + 1 < len(units) and _reads_on(text, units, best + 1) and units[best + 1][1] - start <= max_chars:
+        end = units[best + 1][1]
     elif end - start < SHORT_QUOTE_CHARS and best + 1 < len(units) and units[best + 1][1] - start <= max_chars:
         after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
         if not _ITEM.match(after) and not _LEAD_IN.search(after):  # a sentence, not a new list
@@ -150,6 +166,19 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     if end - start <= max_chars:
         return Quote(start, end, lead_in)
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _reads_on(text: str, units: list[tuple[int, int]], i: int) -> bool:
+    """Whether the sentence ``units[i]`` reads on from the sentence before it, so that the two
+    are quoted together: "If you still do not pay, we may cancel your policy" says nothing without
+    "If you miss an instalment we will write to you and give you at least 7 days to pay.", nor
+    "…either may demand an appraisal" without "In this event, you and we will each choose a
+    competent and impartial appraiser within 20 days". Two plain sentences only, never a list
+    item, a lead-in or a heading."""
+    before = text[units[i - 1][0] : units[i - 1][1]].rstrip()
+    unit = text[units[i][0] : units[i][1]]
+    plain = not _ITEM.match(unit) and not _ITEM.match(before) and before.endswith((".", "!", "?"))
+    return plain and not _TITLE_UNIT.match(before) and bool(_REFERS_BACK.match(unit))
 
 
 def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: int = 0) -> tuple[Quote, float] | None:
