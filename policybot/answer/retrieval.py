@@ -236,7 +236,7 @@ class HybridRetriever:
         dense = self.dense.run(query, n, doc_ids)
         lexical = self.lexical.run(words, n, doc_ids)
         if favoured:
-            others = [(cid, score) for cid, score in dense if doc_of(cid) not in set(favoured)]
+            others = [(cid, score) for cid, score in dense if doc_of(cid) not in favoured]
             dense = _merged(others, self._own_dense(query, n, favoured, named))
             lexical = _merged(lexical, self.lexical.run(words, n, favoured))
         if self.mode == "rrf":
