@@ -168,6 +168,11 @@ class Settings(BaseSettings):
         "as section headings. Off: on contracts it split chunks and cost retrieval "
         "(eval/decisions/2026-11-25-run-in-headings.md).",
     )
+    clause_titles: bool = Field(
+        True,
+        description="Index each chunk under the run-in clause titles it holds ('12.1 Agency; 12.2 Assignment'), "
+        "without cutting it at them (eval/decisions/2026-11-27-clause-titles.md).",
+    )
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)

@@ -159,3 +159,42 @@ def test_the_vector_reads_the_header_only_when_asked(tmp_path, policy_pdf, vecto
     cosines = (np.asarray(stored["embeddings"]) * expected).sum(axis=1)
     assert cosines.min() > 0.9999
     assert ("|vh0" in chunking_signature(c.settings, c.chunker)) is not vector_header
+
+
+def contract_pdf(path):
+    """A contract whose clause titles run into their clauses, in body type."""
+    b = pdfs.PdfBuilder()
+    b.heading("ARTICLE 12 MISCELLANEOUS")
+    clauses = {
+        "12.1 Agency.": "Neither Party is, nor shall be deemed to be, an agent or legal representative of the other.",
+        "12.2 Assignment.": "Neither this Agreement nor any interest hereunder shall be assignable without consent.",
+        "12.3 Notices.": "All notices and other communications hereunder shall be in writing and delivered.",
+        "12.4 Waiver.": "No failure to exercise any right shall operate as a waiver of that right or any other.",
+    }
+    for title, text in clauses.items():
+        more = 14 if "Notices" in title else 0  # one clause runs over two chunks
+        b.paragraph(f"{title} {text} " + "Each notice is sent to the address given in the schedule. " * more)
+    return b.save(path)
+
+
+@pytest.mark.parametrize("clause_titles", [True, False])
+def test_a_chunk_is_indexed_under_the_clause_titles_it_holds(tmp_path, clause_titles):
+    """A chunk holding several run-in clauses is not cut at them; its header names them, and a
+    chunk that opens inside a clause is labelled with that clause's title."""
+    from tests.conftest import make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", clause_titles=clause_titles, structure_chunk_tokens=120))
+    bot.ingest([contract_pdf(tmp_path / "supply-contract.pdf")])
+    c = bot.components
+    rows = c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"])
+    headers = [r.index_text.split("\n")[0] for r in sorted(rows.values(), key=lambda r: r.ord)]
+    assert all(r.section == "ARTICLE 12 MISCELLANEOUS" for r in rows.values())
+    if not clause_titles:
+        assert all(h.endswith("ARTICLE 12 MISCELLANEOUS") for h in headers), headers
+        assert "|ct1" not in chunking_signature(c.settings, c.chunker)
+        return
+    assert "|ct1" in chunking_signature(c.settings, c.chunker)
+    assert any(h.endswith("— 12.1 Agency; 12.2 Assignment") for h in headers), headers  # two clauses, one chunk
+    # Every chunk names a clause: its own titles, or the one it opens inside.
+    assert all("ARTICLE 12 MISCELLANEOUS — 12." in h for h in headers), headers
+    assert sum("12.3 Notices" in h for h in headers) >= 2, headers

@@ -4,7 +4,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from policybot.ingestion.sections import detect_sections, from_outline, from_patterns, heading_kind, run_in_heading
+from policybot.ingestion.sections import (
+    clause_title,
+    clause_titles,
+    detect_sections,
+    from_outline,
+    from_patterns,
+    heading_kind,
+    run_in_heading,
+)
 
 
 @dataclass
@@ -39,6 +47,8 @@ def test_heading_patterns_common_in_policies(text, kind):
     [
         "We will pay for direct physical loss by or from flood to your insured property, provided that you",
         "a claim must be made within sixty days;",
+        "ARTICLE XI MISCELLANEOUS.......................................... 29",  # a contents entry
+        "Section 4. Exclusions . . . . . . . . 12",
         "",
         "The deductible applies,",
     ],
@@ -164,3 +174,26 @@ def test_run_in_headings_in_body_type_make_sections_only_when_the_document_numbe
     assert set(detect_sections(clauses, []).paths) == {""}  # off by default (run_in_headings)
     lone = [L("A letter", bold=True, size=12), L("1. Payment. We pay within 30 days of the invoice.", bold=False)]
     assert from_patterns(lone).paths[1] == ""  # one numbered sentence is not a numbering
+
+
+def test_clause_titles_stand_alone_numbers_and_section_keywords():
+    assert clause_title("12.2", "Assignment. Except as otherwise provided") == ("dotted2", "12.2 Assignment")
+    assert clause_title("Section 11.5. Parties in Interest.") == ("dotted2", "Section 11.5. Parties in Interest")
+    assert clause_title("12.2", "the Parties agree that") is None  # a number before a sentence
+    assert clause_title("3", "") is None
+    assert clause_title("Section 11.5. Parties in Interest.................. 29") is None  # the contents
+
+
+def test_clause_titles_count_only_where_the_text_numbers_several():
+    lines = [
+        "12.1",
+        "Agency. Neither Party is an agent of the other.",
+        "12.2",
+        "Assignment. Neither Party may assign this Agreement.",
+        "12.3 Notices. All notices are in writing.",
+        "7.1 Term. The term is three years.",  # one title at its own depth still counts with its kind
+    ]
+    titles = clause_titles(lines)
+    assert titles[:5] == ["12.1 Agency", None, "12.2 Assignment", None, "12.3 Notices"]
+    assert titles[5] == "7.1 Term"
+    assert clause_titles(["1. Payment. We pay within 30 days.", "Other text."]) == [None, None]

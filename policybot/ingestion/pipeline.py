@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -27,10 +27,11 @@ from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
 from policybot.errors import DiskFull, IngestError, PolicyBotError, is_disk_full
 from policybot.events import Progress, ProgressFn
-from policybot.ingestion.chunking import Chunker
+from policybot.ingestion.chunking import Chunk, Chunker
 from policybot.ingestion.describe import EditionFinder, ProbeScorer, Summariser, effective_from
 from policybot.ingestion.files import check_file, expand_paths, safe_upload_name, sha256_of
 from policybot.ingestion.pdf import OcrPlan, ParsedDocument, find_sections, read_pdf
+from policybot.ingestion.sections import MAX_CLAUSE_TITLES, clause_title, clause_titles
 from policybot.models.embeddings import Embedder
 from policybot.models.llm import ChatLLM
 from policybot.schemas import IngestOutcome, IngestReport
@@ -68,6 +69,8 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         # that is only a page number goes on any document, two-page ones included.
         f"|tbl{int(settings.detect_tables)}|run{3 * int(settings.strip_running_headers)}"
         + ("" if settings.vector_header else "|vh0")
+        + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
+        + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
 
@@ -141,13 +144,14 @@ class ChunkStage:
                 "scanned", f"{name}: no text to index on any of its {parsed.page_count} pages", parsed.page_count
             )
         progress(Progress(name, "chunk", len(chunks), len(chunks)))
+        titles = _clause_labels(parsed, chunks) if with_header and self.settings.clause_titles else [""] * len(chunks)
         return [
             ChunkRow(
                 chunk_id=chunk_id(doc_id, i),
                 doc_id=doc_id,
                 ord=i,
                 text=ch.text,
-                index_text=(f"{header(ch.section)}\n{ch.text}" if with_header else ch.text),
+                index_text=(f"{header(ch.section)}{titles[i]}\n{ch.text}" if with_header else ch.text),
                 section=ch.section,
                 page_start=ch.page_start,
                 page_end=ch.page_end,
@@ -382,6 +386,30 @@ class IngestPipeline:
             ocr.fix if ocr.engine is None else "OCR found no words on them (blank, or too faint or noisy to read)"
         )
         return notes + ocr_notes(parsed, self.parts.settings.ocr.confidence_floor, unread_why)
+
+
+def _clause_labels(parsed: ParsedDocument, chunks: Sequence[Chunk]) -> list[str]:
+    """What each chunk's header adds: the run-in clause titles it holds ("12.1 Agency; 12.2
+    Assignment"), led by the title of the clause it opens inside, so a chunk is found by what its
+    clauses are called without being cut at each of them (eval/decisions/2026-11-27-clause-titles.md).
+    Titles count only where the document numbers at least three at one depth."""
+    known = {t for t in clause_titles([line.text for line in parsed.lines if line.kind == "text"]) if t}
+    labels: list[str] = []
+    last: dict[str, str] = {}  # the last title seen in each section, for the chunk that opens inside it
+    for ch in chunks:
+        lines = ch.text.split("\n")
+        own = [t for i, line in enumerate(lines) if (t := _title_on(line, lines, i, known))]
+        opened = [] if (own and _title_on(lines[0], lines, 0, known)) or ch.section not in last else [last[ch.section]]
+        titles = list(dict.fromkeys(opened + own))[:MAX_CLAUSE_TITLES]
+        if own:
+            last[ch.section] = own[-1]
+        labels.append(f" — {'; '.join(titles)}" if titles and ch.kind == "text" else "")
+    return labels
+
+
+def _title_on(line: str, lines: Sequence[str], i: int, known: set[str]) -> str | None:
+    hit = clause_title(line, lines[i + 1] if i + 1 < len(lines) else "")
+    return hit[1] if hit and hit[1] in known else None
 
 
 def _header_fn(parsed: ParsedDocument) -> Callable[[str], str]:

@@ -50,6 +50,9 @@ _NUMBER = re.compile(r"^(\d+)[.)]\s+([A-Z].*)$")
 _RUN_IN = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)(?:[.)]|\.\))?\s+([A-Z\"“(][^.:;!?]{1,70}?)[.:](?:\s+(\S.*))?$")
 _SMALL_WORDS = frozenset("a an and as at by for from in into of on or per the to under upon with".split())
 _NOT_TITLES = frozenset("mr mrs ms dr no nos st inc ltd co corp llc jr sr vs".split())
+# A table-of-contents entry: a title, dot leaders, its page ("ARTICLE XI MISCELLANEOUS....... 29"). It
+# names a section without starting one.
+_CONTENTS_ENTRY = re.compile(r"(?:\.\s*){4,}\d{1,4}$|…+\s*\d{1,4}$")
 MAX_RUN_IN_WORDS = 8
 MIN_RUN_IN_HEADINGS = 3  # a numbering the document really uses, not one sentence that looks like it
 
@@ -59,7 +62,7 @@ def heading_kind(text: str) -> tuple[str, str] | None:
     text = text.strip()
     if not text or len(text) > MAX_HEADING_CHARS or len(text.split()) > MAX_HEADING_WORDS:
         return None
-    if text[-1] in ",;":
+    if text[-1] in ",;" or _CONTENTS_ENTRY.search(text):
         return None
     if m := _KEYWORD.match(text):
         return m.group(1).lower(), text
@@ -83,7 +86,7 @@ def run_in_heading(text: str) -> tuple[str, str] | None:
     """The numbering kind and title of a run-in heading (``('number', '2. Term')``): a number, a
     title of at most 8 words in Title Case or capitals, then "." or ":" and the clause itself."""
     m = _RUN_IN.match(text.strip())
-    if not m:
+    if not m or _CONTENTS_ENTRY.search(text.strip()):
         return None
     number, title = m.group(1), m.group(2).strip()
     words = title.split()
@@ -180,6 +183,36 @@ def _run_in_headings(lines: Sequence[HeadingLine]) -> dict[int, tuple[str, str]]
     for kind, title in found.values():
         numbers.setdefault(kind, set()).add(title.split()[0])
     return {i: (kind, title) for i, (kind, title) in found.items() if len(numbers[kind]) >= MIN_RUN_IN_HEADINGS}
+
+
+_BARE_NUMBER = re.compile(r"^(?:(?:section|article|clause)\s+)?\d{1,3}(?:\.\d{1,3})*[.)]?$", re.IGNORECASE)
+_KEYWORD_PREFIX = re.compile(r"^(section|article|clause)\s+(?=\d)", re.IGNORECASE)
+MAX_CLAUSE_TITLES = 4  # per chunk: the header stays a label, not a second text
+
+
+def clause_title(text: str, next_text: str = "") -> tuple[str, str] | None:
+    """A run-in clause title on this line (``('dotted2', '12.2 Assignment')``), also where the
+    number stands alone on its line and the title opens the next one ("12.2" / "Assignment.
+    Except as…"), or follows a keyword ("Section 11.5. Parties in Interest.")."""
+    text = text.strip()
+    if _BARE_NUMBER.match(text) and next_text.strip():
+        text = f"{text} {next_text.strip()}"
+    keyword = _KEYWORD_PREFIX.match(text)
+    found = run_in_heading(text[keyword.end() :] if keyword else text)
+    if not found or not keyword:
+        return found
+    return found[0], f"{keyword.group(1)} {found[1]}"
+
+
+def clause_titles(texts: Sequence[str]) -> list[str | None]:
+    """The clause title each line opens, if any, kept only where the text numbers at least three
+    titles at one depth with different numbers (as for run-in headings)."""
+    found = [clause_title(t, texts[i + 1] if i + 1 < len(texts) else "") for i, t in enumerate(texts)]
+    numbers: dict[str, set[str]] = {}
+    for hit in found:
+        if hit:
+            numbers.setdefault(hit[0], set()).add(next(w for w in hit[1].split() if w[0].isdigit()))
+    return [hit[1] if hit and len(numbers[hit[0]]) >= MIN_RUN_IN_HEADINGS else None for hit in found]
 
 
 def from_patterns(lines: Sequence[HeadingLine], run_in_headings: bool = True) -> SectionResult:
