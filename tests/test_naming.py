@@ -68,6 +68,7 @@ GUIDES = [
     ),
     doc("amag", "antares-amag-manufacturing-agreement.pdf", "Manufacturing Agreement"),
     doc("pinon", "sandridge-pinon-operations-maintenance.pdf", "Operations and Maintenance Agreement"),
+    doc("cht", "ehave-cht-license-reseller-agreement.pdf", "License and Reseller Agreement"),
 ]
 # What the guides' text uses in more than one document.
 SHARED = {
@@ -102,6 +103,13 @@ SHARED = {
             ["sandridge-pinon-operations-maintenance.pdf"],
         ),
         ("I lost my BRP, what now?", ["report-change-circumstances-visa-brp.pdf"]),
+        # An acronym spelled out: the file name's "cht" is "Companion Healthcare Technologies".
+        (
+            "Is there a non-compete in our agreement with Companion Healthcare Technologies?",
+            ["ehave-cht-license-reseller-agreement.pdf"],
+        ),
+        ("Can Companion Healthcare end it?", []),  # two capitalised words spell nothing
+        ("Does Her Majesty's Revenue and Customs close a PAYE scheme?", []),  # "hmr…" is no document's
     ],
 )
 def test_only_a_real_designation_names_a_document(question, expected):
@@ -113,9 +121,16 @@ def test_the_words_that_name_a_document_leave_the_question_it_ranks_passages_by(
     phrases = name_phrases(GUIDES, lambda word, doc_id: word in SHARED)
     question = "What law governs our manufacturing agreement with AMAG Pharmaceuticals?"
     named = named_documents(question, GUIDES, phrases)
-    assert without_naming(question, named) == "What law governs our with Pharmaceuticals?"
+    assert without_naming(question, named) == "What law governs our with"  # the party's name taken whole
     assert without_naming("AMAG manufacturing agreement", named) == "AMAG manufacturing agreement"  # nothing left
     assert without_naming(question, []) == question
-    assert naming_words(question, named) == "manufacturing agreement AMAG"  # what the dense query turns from
+    assert (
+        naming_words(question, named) == "manufacturing agreement AMAG Pharmaceuticals?"
+    )  # what the dense query turns from
     assert naming_words("AMAG manufacturing agreement", named) == ""  # nothing else left: nothing to turn from
     assert naming_words(question, []) == ""
+    # A capitalised word beside a naming one is part of the name, not a capitalised question word.
+    assert without_naming("Under the AMAG deal, What Law applies?", named) == "Under the deal, What Law applies?"
+    spelled = "Is there a non-compete in our agreement with Companion Healthcare Technologies?"
+    named = named_documents(spelled, GUIDES, phrases)
+    assert naming_words(spelled, named) == "agreement Companion Healthcare Technologies?"

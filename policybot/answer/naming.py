@@ -64,13 +64,35 @@ def naming_words(question: str, named: Sequence[NamedDocument]) -> str:
 
 
 def _naming_split(question: str, named: Sequence[NamedDocument]) -> tuple[list[str], list[str]]:
+    """The question's tokens split into those that ask and those that name. A name is taken
+    whole: the capitalised words run together with a naming word are part of it ("AMAG
+    Pharmaceuticals", where the title says only "AMAG"), as every passage of a contract names its
+    parties in full."""
     naming = frozenset().union(*(n.words for n in named))
-    kept: list[str] = []
-    dropped: list[str] = []
-    for token in question.split():
-        words = set(words_of(token))
-        (dropped if words and words <= naming else kept).append(token)
-    return kept, dropped
+    tokens = question.split()
+    names = [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
+    for run in _capitalised_runs(tokens):
+        if any(names[i] for i in run):
+            for i in run:
+                names[i] = True
+    kept = [t for t, name in zip(tokens, names) if not name]
+    return kept, [t for t, name in zip(tokens, names) if name]
+
+
+def _capitalised_runs(tokens: Sequence[str]) -> list[list[int]]:
+    """Runs of two or more neighbouring capitalised tokens, by index (a run ends at punctuation)."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    for i, token in enumerate(tokens):
+        if token[:1].isupper():
+            current.append(i)
+        if not token[:1].isupper() or token[-1:] in ",;:?!.":
+            if len(current) > 1:
+                runs.append(current)
+            current = []
+    if len(current) > 1:
+        runs.append(current)
+    return runs
 
 
 # Function words: a naming phrase never starts or ends with one ("appeal against", "have a").
@@ -166,12 +188,30 @@ def named_documents(
     if len(docs) < 2:
         return []
     q = words_of(question)
+    spelled = _spelled_out(question)
     found: list[NamedDocument] = []
     for doc in docs:
-        best = max((g for g in phrases.get(doc.doc_id, ()) if _contains(q, g)), key=len, default=None)
+        own = phrases.get(doc.doc_id, ())
+        best = max((g for g in own if _contains(q, g)), key=len, default=None)
         if best is not None:
             found.append(NamedDocument(doc, " ".join(best)))
+        elif initials := next((a for a in spelled if (a,) in own), None):
+            found.append(NamedDocument(doc, spelled[initials]))
     return sorted(found, key=lambda n: -len(n.phrase))
+
+
+def _spelled_out(question: str) -> dict[str, str]:
+    """Acronyms the question spells out: "Companion Healthcare Technologies" for a document filed as
+    "ehave-cht-license-reseller-agreement" (each run of three or more capitalised words, and the
+    runs inside it, by their initials)."""
+    out: dict[str, str] = {}
+    for run in re.findall(r"\b[A-Z][^\W\d_]+(?:\s+[A-Z][^\W\d_]+){2,}", question):
+        words = run.split()
+        for n in range(3, len(words) + 1):
+            for i in range(len(words) - n + 1):
+                part = words[i : i + n]
+                out.setdefault("".join(words_of("".join(w[0] for w in part))), " ".join(part))
+    return out
 
 
 def _contains(words: Sequence[str], gram: Iterable[str]) -> bool:
