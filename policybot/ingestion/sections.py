@@ -178,10 +178,15 @@ def from_outline(lines: Sequence[HeadingLine], toc: Sequence[Sequence]) -> Secti
 def _run_in_headings(lines: Sequence[HeadingLine]) -> dict[int, tuple[str, str]]:
     """Run-in headings by line, kept only where the document numbers at least three of them at
     one depth with different numbers (a sentence that happens to look like one is not kept)."""
-    found = {i: h for i, line in enumerate(lines) if (h := run_in_heading(line.text))}
+    return _numbered_enough({i: h for i, line in enumerate(lines) if (h := run_in_heading(line.text))})
+
+
+def _numbered_enough(found: dict[int, tuple[str, str]]) -> dict[int, tuple[str, str]]:
+    """The titles (kind, title) of a numbering kind the text uses at least three times with
+    different numbers (the number is the title's first word that starts with a digit)."""
     numbers: dict[str, set[str]] = {}
     for kind, title in found.values():
-        numbers.setdefault(kind, set()).add(title.split()[0])
+        numbers.setdefault(kind, set()).add(next(w for w in title.split() if w[0].isdigit()))
     return {i: (kind, title) for i, (kind, title) in found.items() if len(numbers[kind]) >= MIN_RUN_IN_HEADINGS}
 
 
@@ -207,12 +212,9 @@ def clause_title(text: str, next_text: str = "") -> tuple[str, str] | None:
 def clause_titles(texts: Sequence[str]) -> list[str | None]:
     """The clause title each line opens, if any, kept only where the text numbers at least three
     titles at one depth with different numbers (as for run-in headings)."""
-    found = [clause_title(t, texts[i + 1] if i + 1 < len(texts) else "") for i, t in enumerate(texts)]
-    numbers: dict[str, set[str]] = {}
-    for hit in found:
-        if hit:
-            numbers.setdefault(hit[0], set()).add(next(w for w in hit[1].split() if w[0].isdigit()))
-    return [hit[1] if hit and len(numbers[hit[0]]) >= MIN_RUN_IN_HEADINGS else None for hit in found]
+    found = {i: h for i, t in enumerate(texts) if (h := clause_title(t, texts[i + 1] if i + 1 < len(texts) else ""))}
+    kept = _numbered_enough(found)
+    return [kept[i][1] if i in kept else None for i in range(len(texts))]
 
 
 def from_patterns(lines: Sequence[HeadingLine], run_in_headings: bool = True) -> SectionResult:
