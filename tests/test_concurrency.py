@@ -128,10 +128,10 @@ def test_a_running_process_finds_what_another_process_added(tmp_path):
 
 
 def test_parallel_ingests_on_a_new_data_folder_all_succeed(tmp_path):
-    """Four `policybot ingest` started at once on a folder that does not exist yet: each creates
+    """Three `policybot ingest` started at once on a folder that does not exist yet: each creates
     or opens the databases in turn (one used to fail with "database is locked")."""
     home = tmp_path / "home"
-    files = [pdfs.simple_pdf(tmp_path / f"p{i}.pdf", [f"Clause {i}: the excess is {i}0 dollars."]) for i in range(4)]
+    files = [pdfs.simple_pdf(tmp_path / f"p{i}.pdf", [f"Clause {i}: the excess is {i}0 dollars."]) for i in range(3)]
     runs = [_cli(home, "ingest", str(f)) for f in files]
     outputs = [(run.wait(timeout=600), run.stdout.read() if run.stdout else "") for run in runs]
     assert all(code == 0 for code, _ in outputs), outputs

@@ -10,7 +10,8 @@ import pytest
 
 from policybot.errors import DiskFull, is_disk_full
 from policybot.events import INGEST_STAGES, Progress
-from policybot.ingestion.pipeline import IngestPipeline, chunking_signature
+from policybot.ingestion.pdf import read_pdf
+from policybot.ingestion.pipeline import ChunkStage, IngestPipeline, chunking_signature
 from policybot.service import PolicyBot
 from tests import pdfs
 
@@ -177,24 +178,27 @@ def contract_pdf(path):
     return b.save(path)
 
 
-@pytest.mark.parametrize("clause_titles", [True, False])
-def test_a_chunk_is_indexed_under_the_clause_titles_it_holds(tmp_path, clause_titles):
+def test_a_chunk_is_indexed_under_the_clause_titles_it_holds(tmp_path):
     """A chunk holding several run-in clauses is not cut at them; its header names them, and a
     chunk that opens inside a clause is labelled with that clause's title."""
     from tests.conftest import make_settings
 
-    bot = PolicyBot(make_settings(tmp_path / "home", clause_titles=clause_titles, structure_chunk_tokens=120))
+    bot = PolicyBot(make_settings(tmp_path / "home", structure_chunk_tokens=120))
     bot.ingest([contract_pdf(tmp_path / "supply-contract.pdf")])
     c = bot.components
     rows = c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"])
     headers = [r.index_text.split("\n")[0] for r in sorted(rows.values(), key=lambda r: r.ord)]
     assert all(r.section == "ARTICLE 12 MISCELLANEOUS" for r in rows.values())
-    if not clause_titles:
-        assert all(h.endswith("ARTICLE 12 MISCELLANEOUS") for h in headers), headers
-        assert "|ct1" not in chunking_signature(c.settings, c.chunker)
-        return
-    assert "|ct1" in chunking_signature(c.settings, c.chunker)
     assert any(h.endswith("— 12.1 Agency; 12.2 Assignment") for h in headers), headers  # two clauses, one chunk
     # Every chunk names a clause: its own titles, or the one it opens inside.
     assert all("ARTICLE 12 MISCELLANEOUS — 12." in h for h in headers), headers
     assert sum("12.3 Notices" in h for h in headers) >= 2, headers
+    # Switched off, the chunks are the same and their headers name the section only.
+    assert "|ct1" in chunking_signature(c.settings, c.chunker)
+    off = c.settings.model_copy(update={"clause_titles": False})
+    assert "|ct1" not in chunking_signature(off, c.chunker)
+    stage = ChunkStage(off, lambda: c.chunker)
+    parsed = read_pdf(tmp_path / "supply-contract.pdf")  # with its sections
+    plain = stage.run(parsed, "d", "supply-contract.pdf", lambda progress: None)
+    assert [r.text for r in plain] == [r.text for r in sorted(rows.values(), key=lambda r: r.ord)]
+    assert all(r.index_text.split("\n")[0].endswith("ARTICLE 12 MISCELLANEOUS") for r in plain)
