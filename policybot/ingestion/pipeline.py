@@ -398,8 +398,9 @@ def _clause_labels(parsed: ParsedDocument, chunks: Sequence[Chunk]) -> list[str]
     last: dict[str, str] = {}  # the last title seen in each section, for the chunk that opens inside it
     for ch in chunks:
         lines = ch.text.split("\n")
-        own = [t for i, line in enumerate(lines) if (t := _title_on(line, lines, i, known))]
-        opened = [] if (own and _title_on(lines[0], lines, 0, known)) or ch.section not in last else [last[ch.section]]
+        found = [_title_on(line, lines, i, known) for i, line in enumerate(lines)]
+        own = [t for t in found if t]
+        opened = [last[ch.section]] if not found[0] and ch.section in last else []
         titles = list(dict.fromkeys(opened + own))[:MAX_CLAUSE_TITLES]
         if own:
             last[ch.section] = own[-1]
