@@ -55,6 +55,31 @@ def test_no_quote_ends_in_a_bare_marker_or_a_colon():
     assert lead.startswith("A. Flood, as used in this flood insurance policy, means: 1. A general and temporary")
 
 
+LIMITS_TABLE = (
+    "3.13 Limits for Valuables, Money and single items\n"
+    "We will not pay more than these limits for any one incident:\n"
+    "|Type of property|Limit for any one incident|\n"
+    "|---|---|\n"
+    "|Any single item of Valuables|$2,500|\n"
+    "|All Valuables in total|$15,000|\n"
+    "|Money|$750|\n"
+    "A pair or set counts as one item."
+)
+
+
+def test_a_table_row_is_quoted_alone_under_its_header_as_text():
+    units = [LIMITS_TABLE[s:e] for s, e in quote_units(LIMITS_TABLE)]
+    assert "|Money|$750|" in units and "|---|---|" not in " ".join(units)  # a row is a unit; the separator none
+    quote = choose_quote(LIMITS_TABLE, words_score("money", "$750"))
+    assert LIMITS_TABLE[quote.start : quote.end] == "|Money|$750|"  # what is highlighted: the row
+    assert quote.text(LIMITS_TABLE) == "Type of property · Limit for any one incident … Money · $750"
+    header = choose_quote(LIMITS_TABLE, words_score("type of property")).text(LIMITS_TABLE)
+    assert header == "Type of property · Limit for any one incident; Any single item of Valuables · $2,500"
+    after = choose_quote(LIMITS_TABLE, words_score("pair")).text(LIMITS_TABLE)
+    assert after == "A pair or set counts as one item."  # prose after a table is quoted as before
+    assert "|" not in choose_quote(LIMITS_TABLE, words_score("valuables", "total")).text(LIMITS_TABLE)
+
+
 def test_a_long_unit_is_cut_at_a_clause_break_and_says_so():
     text = "We will pay " + ", ".join(f"item {i} of the schedule" for i in range(60)) + "."
     quote = choose_quote(text, words_score("pay"), max_chars=300)

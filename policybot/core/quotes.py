@@ -61,6 +61,9 @@ _REFERS_BACK = re.compile(
     re.IGNORECASE,
 )
 _ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
+# A Markdown table row, as ingestion writes tables ("|Money|$750|"), and its separator row ("|---|---|").
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.MULTILINE)
+_SEPARATOR_ROW = re.compile(r"^[ \t]*\|(?:[ \t:-]*\|)+[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -74,17 +77,47 @@ class Quote:
     cut: bool = False  # the unit went on past the limit
 
     def text(self, source: str) -> str:
-        body = " ".join(source[self.start : self.end].split()) + ("…" if self.cut else "")
+        body = as_read(source[self.start : self.end]) + ("…" if self.cut else "")
         if self.lead_in is None:
             return body
-        return " ".join(source[self.lead_in[0] : self.lead_in[1]].split()) + ELLIPSIS + body
+        return as_read(source[self.lead_in[0] : self.lead_in[1]]) + ELLIPSIS + body
+
+
+def as_read(span: str) -> str:
+    """A span of a passage as a sentence reads: its lines joined; a table row ("|Money|$750|") as its
+    cells joined by " · ", rows by "; ", separator rows left out."""
+    parts = []
+    for line in span.splitlines():
+        if _SEPARATOR_ROW.match(line):
+            continue
+        row = _TABLE_ROW.match(line)
+        cells = [" ".join(c.split()) for c in line.strip().strip("|").split("|")] if row else [" ".join(line.split())]
+        parts.append((" · ".join(c for c in cells if c), bool(row)))
+    out = ""
+    for i, (part, row) in enumerate(parts):
+        if part:
+            out += ("; " if row and i and parts[i - 1][1] else " " if out else "") + part
+    return out
 
 
 def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
-    """The sentences and list items of ``text[begin:]``, trimmed, bare markers joined to their item."""
+    """The sentences and list items of ``text[begin:]``, trimmed, bare markers joined to their item;
+    each row of a Markdown table is a unit of its own (its separator row none)."""
+    units: list[tuple[int, int]] = []
+    cursor = begin
+    for row in _TABLE_ROW.finditer(text, begin):
+        units += _prose_units(text, cursor, row.start())
+        if not _SEPARATOR_ROW.match(row.group()):
+            units.append(_trim(text, *row.span()))
+        cursor = row.end()
+    return units + _prose_units(text, cursor, len(text))
+
+
+def _prose_units(text: str, begin: int, end: int) -> list[tuple[int, int]]:
+    """``quote_units`` of ``text[begin:end]``, a stretch without table rows."""
     units: list[tuple[int, int]] = []
     pending: int | None = None
-    for s, e in _past_abbreviations(text, split_spans(text, _UNIT_BREAK, begin)):
+    for s, e in _past_abbreviations(text, split_spans(text, _UNIT_BREAK, begin, end)):
         s, e = _trim(text, s, e)
         if s >= e:
             continue
@@ -95,7 +128,7 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
         units.append((start, e))
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
-        units[-1] = (units[-1][0], len(text.rstrip()))
+        units[-1] = (units[-1][0], len(text[:end].rstrip()))
     return [piece for unit in units for piece in _new_list(text, *unit)]
 
 
@@ -142,7 +175,13 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     best = max(range(len(units)), key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
     start, end = units[best]
     lead_in = None
-    if _LEAD_IN.search(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
+    if _TABLE_ROW.match(text, start):  # a table row: under its table's header row
+        header = _header_row(text, start)
+        if header is not None and header[0] != start:
+            lead_in = header
+        elif header is not None and best + 1 < len(units) and _TABLE_ROW.match(text, units[best + 1][0]):
+            end = units[best + 1][1]  # the header chosen: with its first row
+    elif _LEAD_IN.search(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
         end = units[best + 1][1]
     elif _ITEM.match(text[start:end]):
         j = _lead_in(text, units, best)
@@ -166,6 +205,23 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     if end - start <= max_chars:
         return Quote(start, end, lead_in)
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _header_row(text: str, at: int) -> tuple[int, int] | None:
+    """The header row of the table whose row starts at ``at``: its first row, when a separator row
+    follows it."""
+    line_start = text.rfind("\n", 0, at) + 1
+    first = line_start
+    while first > 0:
+        previous = text.rfind("\n", 0, first - 1) + 1
+        if not _TABLE_ROW.match(text[previous : first - 1]):
+            break
+        first = previous
+    first_end = text.find("\n", first)
+    first_end = len(text) if first_end < 0 else first_end
+    after_end = text.find("\n", first_end + 1)
+    separator = text[first_end + 1 : len(text) if after_end < 0 else after_end]
+    return _trim(text, first, first_end) if first_end < len(text) and _SEPARATOR_ROW.match(separator) else None
 
 
 def _reads_on(text: str, units: list[tuple[int, int]], i: int) -> bool:
