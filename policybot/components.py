@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-from policybot.answer.naming import NamedDocument, name_phrases, named_documents
+from policybot.answer.naming import NamedDocument, name_phrases, named_documents, names_it_writes, words_of
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.pipeline import AnswerParts
 from policybot.answer.query import section_matches
@@ -232,7 +232,17 @@ class Components:
         docs = self.index.documents()
         phrases = self._per_generation("names", lambda: name_phrases(docs, self._used_elsewhere))
         in_scope = {d.doc_id for d in scope}
-        return [n for n in named_documents(question, docs, phrases) if n.doc.doc_id in in_scope]
+        found = [n for n in named_documents(question, docs, phrases) if n.doc.doc_id in in_scope]
+        return names_it_writes(question, found, self._words_of_document)
+
+    def _words_of_document(self, doc: DocumentRow) -> str:
+        """A document's words, lower case, one space apart (kept per library generation): whether it
+        writes a party's whole name."""
+
+        def build() -> str:
+            return " ".join(words_of(" ".join(c.text for c in self.registry.chunks_of(doc.collection, doc.doc_id))))
+
+        return self._per_generation(f"words:{doc.doc_id}", build)
 
     def _used_elsewhere(self, word: str, doc_id: str) -> bool:
         return any(doc_of(c) != doc_id for c in self.index.lexical_ready().chunk_ids_with(word))

@@ -50,6 +50,11 @@ def test_an_extractive_quote_must_be_its_passage_letter_for_letter():
     assert unsupported_sentences("extractive", bad, {1: PASSAGE}, [1]) == [
         "You could get a one-off payment of £200,000."
     ]
+    table = "|Type of property|Limit|\n|---|---|\n|Money|$750|\n|Valuables|$2,500|"
+    row = '1. "Type of property · Limit … Money · $750" [1] — Limits, p.8'  # a row read as text, under its header
+    assert unsupported_sentences("extractive", row, {1: table}, [1]) == []
+    wrong = '1. "Type of property · Limit … Money · $7,500" [1] — Limits, p.8'
+    assert unsupported_sentences("extractive", wrong, {1: table}, [1]) == ["Type of property · Limit … Money · $7,500"]
 
 
 def test_a_generated_sentence_needs_its_words_and_every_number_in_a_cited_passage():

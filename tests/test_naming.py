@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.answer.naming import name_phrases, named_documents, naming_words, without_naming
+from policybot.answer.naming import name_phrases, named_documents, names_it_writes, naming_words, without_naming
 from policybot.core.rows import DocumentRow
 
 
@@ -117,10 +117,22 @@ def test_only_a_real_designation_names_a_document(question, expected):
     assert [n.doc.name for n in named_documents(question, GUIDES, phrases)] == expected
 
 
+WRITTEN = {  # what each document writes, as ``names_it_writes`` reads it
+    "amag": "this manufacturing agreement is made between amag pharmaceuticals inc and antares pharma inc",
+    "dw": "coverage a building property we insure against direct physical loss by or from flood",
+}
+
+
+def written(d: DocumentRow) -> str:
+    return WRITTEN.get(d.doc_id, "")
+
+
 def test_the_words_that_name_a_document_leave_the_question_it_ranks_passages_by():
     phrases = name_phrases(GUIDES, lambda word, doc_id: word in SHARED)
     question = "What law governs our manufacturing agreement with AMAG Pharmaceuticals?"
-    named = named_documents(question, GUIDES, phrases)
+    named = names_it_writes(question, named_documents(question, GUIDES, phrases), written)
+    unwritten = named_documents(question, GUIDES, phrases)  # without the document's text: no run is a name
+    assert without_naming(question, unwritten) == "What law governs our with Pharmaceuticals?"
     assert without_naming(question, named) == "What law governs our with"  # the party's name taken whole
     assert without_naming("AMAG manufacturing agreement", named) == "AMAG manufacturing agreement"  # nothing left
     assert without_naming(question, []) == question
@@ -132,5 +144,13 @@ def test_the_words_that_name_a_document_leave_the_question_it_ranks_passages_by(
     # A capitalised word beside a naming one is part of the name, not a capitalised question word.
     assert without_naming("Under the AMAG deal, What Law applies?", named) == "Under the deal, What Law applies?"
     spelled = "Is there a non-compete in our agreement with Companion Healthcare Technologies?"
-    named = named_documents(spelled, GUIDES, phrases)
+    named = names_it_writes(spelled, named_documents(spelled, GUIDES, phrases), written)
     assert naming_words(spelled, named) == "agreement Companion Healthcare Technologies?"
+
+
+def test_capitalised_words_beside_a_name_stay_unless_the_document_writes_them_with_it():
+    phrases = name_phrases(FORMS, used_elsewhere)
+    question = "What does my Dwelling Form Coverage A pay for?"
+    named = names_it_writes(question, named_documents(question, FORMS, phrases), written)
+    assert [n.doc.doc_id for n in named] == ["dw"] and named[0].whole == frozenset()
+    assert without_naming(question, named) == "What does my Coverage A pay for?"  # what it asks about stays

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
 from policybot.core.rows import DocumentRow
@@ -39,6 +39,9 @@ MAX_NGRAM = 5
 class NamedDocument:
     doc: DocumentRow
     phrase: str  # what in the question named it
+    # The question's capitalised runs beside a naming word that the document writes itself ("amag
+    # pharmaceuticals"): names taken whole (``names_it_writes``).
+    whole: frozenset[str] = frozenset()
 
     @property
     def words(self) -> frozenset[str]:
@@ -65,18 +68,55 @@ def naming_words(question: str, named: Sequence[NamedDocument]) -> str:
 
 def _naming_split(question: str, named: Sequence[NamedDocument]) -> tuple[list[str], list[str]]:
     """The question's tokens split into those that ask and those that name. A name is taken
-    whole: the capitalised words run together with a naming word are part of it ("AMAG
-    Pharmaceuticals", where the title says only "AMAG"), as every passage of a contract names its
-    parties in full."""
+    whole: capitalised words run together with a naming word are part of it when the named
+    document writes them so ("AMAG Pharmaceuticals", where the title says only "AMAG"), as every
+    passage of a contract names its parties in full; "Coverage A" in "my Dwelling Form Coverage A"
+    is what the question asks about, and stays."""
     naming = frozenset().union(*(n.words for n in named))
+    whole = frozenset().union(*(n.whole for n in named))
     tokens = question.split()
     names = [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
-    for run in _capitalised_runs(tokens):
-        if any(names[i] for i in run):
+    for run in _name_runs(tokens, names):
+        if _phrase(tokens, run) in whole:
             for i in run:
                 names[i] = True
     kept = [t for t, name in zip(tokens, names) if not name]
     return kept, [t for t, name in zip(tokens, names) if name]
+
+
+def _name_runs(tokens: Sequence[str], names: Sequence[bool]) -> list[list[int]]:
+    """Runs of neighbouring capitalised tokens that hold a naming token, and every stretch of two or
+    more of them that does, longest first."""
+    out = []
+    for run in _capitalised_runs(tokens):
+        for n in range(len(run), 1, -1):
+            parts = [run[i : i + n] for i in range(len(run) - n + 1)]
+            out += [part for part in parts if any(names[j] for j in part)]
+    return out
+
+
+def _phrase(tokens: Sequence[str], run: Sequence[int]) -> str:
+    return " ".join(w for i in run for w in words_of(tokens[i]))
+
+
+def names_it_writes(
+    question: str, named: Sequence[NamedDocument], text_of: Callable[[DocumentRow], str]
+) -> list[NamedDocument]:
+    """The named documents, each with the question's capitalised runs beside its naming words that
+    it writes itself (``text_of``: a document's words, lower case, one space apart): "AMAG
+    Pharmaceuticals" in the contract's preamble is its party's name; "Dwelling Form Coverage A" is
+    in no form, and only "Dwelling Form" names one."""
+    if not named:
+        return list(named)
+    naming = frozenset().union(*(n.words for n in named))
+    tokens = question.split()
+    names = [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
+    phrases = {_phrase(tokens, run) for run in _name_runs(tokens, names)}
+    out = []
+    for n in named:
+        text = f" {text_of(n.doc)} " if phrases else ""
+        out.append(replace(n, whole=frozenset(p for p in phrases if f" {p} " in text)))
+    return out
 
 
 def _capitalised_runs(tokens: Sequence[str]) -> list[list[int]]:

@@ -86,17 +86,14 @@ class Quote:
 def as_read(span: str) -> str:
     """A span of a passage as a sentence reads: its lines joined; a table row ("|Money|$750|") as its
     cells joined by " · ", rows by "; ", separator rows left out."""
-    parts = []
+    out, last_row = "", False
     for line in span.splitlines():
-        if _SEPARATOR_ROW.match(line):
-            continue
-        row = _TABLE_ROW.match(line)
+        row = bool(_TABLE_ROW.match(line))
         cells = [" ".join(c.split()) for c in line.strip().strip("|").split("|")] if row else [" ".join(line.split())]
-        parts.append((" · ".join(c for c in cells if c), bool(row)))
-    out = ""
-    for i, (part, row) in enumerate(parts):
-        if part:
-            out += ("; " if row and i and parts[i - 1][1] else " " if out else "") + part
+        part = " · ".join(c for c in cells if c)
+        if part and not _SEPARATOR_ROW.match(line):
+            out += ("; " if row and last_row else " ") + part if out else part
+            last_row = row
     return out
 
 

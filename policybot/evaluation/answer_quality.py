@@ -91,9 +91,11 @@ def unsupported_sentences(mode: str, text: str, passages: dict[int, str], cited:
 
 
 def _holds(passage: str, quote: str) -> bool:
-    """Every part of a quote (parts joined by "…" were apart in the passage), in order."""
-    source, at = " ".join(passage.lower().split()), 0
-    for part in (" ".join(p.lower().split()).strip() for p in quote.rstrip("…").split("…")):
+    """Every part of a quote (parts joined by "…" were apart in the passage), in order, letter for
+    letter and digit for digit: punctuation and spacing are how a passage is shown (a table row's
+    "|Money|$750|" is read "Money · $750"), not what it says."""
+    source, at = alnum(passage), 0
+    for part in (alnum(p) for p in quote.rstrip("…").split("…")):
         if part:
             at = source.find(part, at)
             if at < 0:
