@@ -449,6 +449,15 @@ def test_a_question_naming_its_document_favours_it_and_quotes_it(twins):
     assert plain.named_documents == []
 
 
+def test_search_favours_the_document_the_query_names_as_ask_does(twins):
+    """`policybot search` and the app's search follow the same naming evidence as a question: the
+    named form's passage first, the other forms still listed."""
+    query = "Under the Landlord Form, must I send a proof of loss with my statement of the amount I am claiming?"
+    hits = twins.search(query, k=6).hits
+    assert hits[0].doc == "landlord-form.pdf" and "90 days" in hits[0].text
+    assert {"homeowner-form.pdf", "tenant-form.pdf"} & {h.doc for h in hits}  # favoured, not filtered
+
+
 # --- issue 21: answers that decide --------------------------------------------------------------
 
 
