@@ -72,16 +72,21 @@ def _naming_split(question: str, named: Sequence[NamedDocument]) -> tuple[list[s
     document writes them so ("AMAG Pharmaceuticals", where the title says only "AMAG"), as every
     passage of a contract names its parties in full; "Coverage A" in "my Dwelling Form Coverage A"
     is what the question asks about, and stays."""
-    naming = frozenset().union(*(n.words for n in named))
     whole = frozenset().union(*(n.whole for n in named))
-    tokens = question.split()
-    names = [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
+    tokens, names = _naming_tokens(question, named)
     for run in _name_runs(tokens, names):
         if _phrase(tokens, run) in whole:
             for i in run:
                 names[i] = True
     kept = [t for t, name in zip(tokens, names) if not name]
     return kept, [t for t, name in zip(tokens, names) if name]
+
+
+def _naming_tokens(question: str, named: Sequence[NamedDocument]) -> tuple[list[str], list[bool]]:
+    """The question's tokens, and for each whether its words all name one of the documents."""
+    naming = frozenset().union(*(n.words for n in named))
+    tokens = question.split()
+    return tokens, [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
 
 
 def _name_runs(tokens: Sequence[str], names: Sequence[bool]) -> list[list[int]]:
@@ -108,9 +113,7 @@ def names_it_writes(
     in no form, and only "Dwelling Form" names one."""
     if not named:
         return list(named)
-    naming = frozenset().union(*(n.words for n in named))
-    tokens = question.split()
-    names = [bool(words) and words <= naming for words in (set(words_of(t)) for t in tokens)]
+    tokens, names = _naming_tokens(question, named)
     phrases = {_phrase(tokens, run) for run in _name_runs(tokens, names)}
     out = []
     for n in named:

@@ -85,9 +85,10 @@ class Quote:
 
 def as_read(span: str) -> str:
     """A span of a passage as a sentence reads: its lines joined; a table row ("|Money|$750|") as its
-    cells joined by " · ", rows by "; ", separator rows left out."""
+    cells joined by " · ", rows by "; ", separator rows left out, line breaks in a cell ("<br>", as
+    older indexes wrote them) as spaces."""
     out, last_row = "", False
-    for line in span.splitlines():
+    for line in span.replace("<br>", " ").splitlines():
         row = bool(_TABLE_ROW.match(line))
         cells = [" ".join(c.split()) for c in line.strip().strip("|").split("|")] if row else [" ".join(line.split())]
         part = " · ".join(c for c in cells if c)

@@ -15,6 +15,7 @@ import json
 from datetime import datetime, timezone
 
 from policybot.core.passages import quote_as_read
+from policybot.core.quotes import as_read
 from policybot.display.markup import escape_markdown
 from policybot.schemas import DISCLAIMER, Answer, Citation, EvidenceReport, page_range
 
@@ -140,20 +141,9 @@ EVIDENCE_COLUMNS = [
 
 def plain_quote(text: str) -> str:
     """A quote as a person reads it in a table cell: a Markdown table row ("|Cover|Standard<br>deductible|")
-    as its cells joined by " · ", rows by "; ", separator rows dropped, line breaks as spaces."""
-    out, last_row = "", False
-    for line in text.replace("<br>", " ").splitlines():
-        stripped = " ".join(line.split())
-        row = stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1
-        if row:
-            cells = [cell.strip() for cell in stripped.strip("|").split("|")]
-            if all(set(cell) <= set("-: ") for cell in cells):
-                continue  # |---|---|
-            stripped = " · ".join(cell for cell in cells if cell)
-        if stripped:
-            out += ("; " if row and last_row else " ") + stripped if out else stripped
-            last_row = row
-    return out
+    as its cells joined by " · ", rows by "; ", separator rows dropped, line breaks as spaces (the
+    answer's quotes read the same: ``core.quotes.as_read``)."""
+    return as_read(text)
 
 
 def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
