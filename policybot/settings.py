@@ -173,6 +173,12 @@ class Settings(BaseSettings):
         description="Index each chunk under the run-in clause titles it holds ('12.1 Agency; 12.2 Assignment'), "
         "without cutting it at them (eval/decisions/2026-11-27-clause-titles.md).",
     )
+    list_lead_ins: bool = Field(
+        False,
+        description="Index a chunk that opens inside a list with the list's lead-in from the chunk before it "
+        "('We do not insure … any of the following:' over '3. Rain, snow…'). Off: it cost two sets "
+        "(eval/decisions/2026-11-27-list-lead-ins-in-the-index.md).",
+    )
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)

@@ -202,3 +202,42 @@ def test_a_chunk_is_indexed_under_the_clause_titles_it_holds(tmp_path):
     plain = stage.run(parsed, "d", "supply-contract.pdf", lambda progress: None)
     assert [r.text for r in plain] == [r.text for r in sorted(rows.values(), key=lambda r: r.ord)]
     assert all(r.index_text.split("\n")[0].endswith("ARTICLE 12 MISCELLANEOUS") for r in plain)
+
+
+def exclusions_pdf(path):
+    """A list longer than one small chunk, introduced by a lead-in that only the first chunk holds."""
+    b = pdfs.PdfBuilder()
+    b.heading("V. Exclusions")
+    b.paragraph("D. We do not insure for direct physical loss caused directly or indirectly by any of the following:")
+    items = ["The pressure or weight of ice", "Freezing or thawing", "Rain, snow, sleet, hail, or water spray"]
+    items += [f"Damage from cause number {n} listed in the schedule of the policy" for n in range(4, 16)]
+    for n, item in enumerate(items, 1):
+        b.paragraph(f"{n}. {item};")
+    return b.save(path)
+
+
+def test_a_chunk_opening_inside_a_list_is_indexed_under_its_lead_in_when_asked(tmp_path):
+    """``list_lead_ins``: the list's lead-in is read from the chunk before and indexed with the chunks
+    that open inside the list; the chunks shown are the same either way. Off by default (record
+    2026-11-27-list-lead-ins-in-the-index)."""
+    from tests.conftest import make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", structure_chunk_tokens=60, list_lead_ins=True))
+    bot.ingest([exclusions_pdf(tmp_path / "flood-form.pdf")])
+    c = bot.components
+    stored = c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"])
+    rows = sorted(stored.values(), key=lambda r: r.ord)
+    lead = "D. We do not insure for direct physical loss caused directly or indirectly by any of the following:"
+    flat = {r.chunk_id: (" ".join(r.text.split()), " ".join(r.index_text.split())) for r in rows}
+    opening = [r for r in rows if r.text.lstrip()[:1].isdigit()]
+    assert len(rows) >= 3 and opening, [r.text for r in rows]
+    assert all(lead in flat[r.chunk_id][0] for r in rows if r not in opening)  # the first chunk holds it
+    assert all(lead not in flat[r.chunk_id][0] for r in opening)  # the shown text is never changed
+    assert all(lead in flat[r.chunk_id][1] for r in opening), [r.index_text for r in opening]
+    assert "|li1" in chunking_signature(c.settings, c.chunker)
+    # Off (the default): the same chunks, indexed under their section only.
+    off = c.settings.model_copy(update={"list_lead_ins": False})
+    assert "|li1" not in chunking_signature(off, c.chunker)
+    plain = ChunkStage(off, lambda: c.chunker).run(read_pdf(tmp_path / "flood-form.pdf"), "d", "f.pdf", lambda p: None)
+    assert [r.text for r in plain] == [r.text for r in rows]
+    assert not any(lead in " ".join(r.index_text.split()) for r in plain if r.text.lstrip()[:1].isdigit())

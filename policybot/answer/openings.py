@@ -4,18 +4,16 @@ Chunks overlap and split long lists, so a chunk can start at "(b) escape of oil;
 that give the list its meaning ("When the Home is Unoccupied, we will not cover loss or damage
 caused by:") only in the chunk before it. Quoted alone, "(f) Accidental Damage under clauses 2.18
 and 3.14." reads as cover, and its role as a condition. The lead-in is read from the document's
-own preceding chunks of the same section (at most ``LOOK_BACK``), never made up: a list whose
+own preceding chunks of the same section (at most ``LIST_LOOK_BACK``), never made up: a list whose
 lead-in is further back, or in another section, keeps none.
 """
 
 from __future__ import annotations
 
 from policybot.core.passages import body_start, heading_end
-from policybot.core.quotes import list_lead_in, opening_item
+from policybot.core.quotes import LIST_LOOK_BACK, list_lead_in, opening_item
 from policybot.core.rows import RowLookup, chunk_id, doc_of
 from policybot.schemas import Citation
-
-LOOK_BACK = 3  # chunks: a list longer than this many chunks keeps no lead-in
 
 
 class ListOpenings:
@@ -46,8 +44,8 @@ class ListOpenings:
 
 
 def _before(cid: str) -> list[str]:
-    """The ids of the ``LOOK_BACK`` chunks before ``cid`` in its document, nearest first."""
+    """The ids of the ``LIST_LOOK_BACK`` chunks before ``cid`` in its document, nearest first."""
     doc, _, ord_text = cid.rpartition(":")
     if not ord_text.isdigit() or doc != doc_of(cid):
         return []
-    return [chunk_id(doc, int(ord_text) - k) for k in range(1, LOOK_BACK + 1) if int(ord_text) - k >= 0]
+    return [chunk_id(doc, int(ord_text) - k) for k in range(1, LIST_LOOK_BACK + 1) if int(ord_text) - k >= 0]

@@ -271,6 +271,9 @@ def in_opening_list(text: str, begin: int, start: int) -> bool:
     return False
 
 
+LIST_LOOK_BACK = 3  # chunks: a list begun further back than this keeps no lead-in
+
+
 def list_lead_in(item: str, before: Sequence[str]) -> str | None:
     """The lead-in of the list an opening ``item`` belongs to, from the passages before it
     (``before``: bodies, nearest first): walking back over the list's items, the first other unit

@@ -23,6 +23,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from policybot.core.passages import heading_end
+from policybot.core.quotes import LIST_LOOK_BACK, list_lead_in, opening_item
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
 from policybot.errors import DiskFull, IngestError, PolicyBotError, is_disk_full
@@ -70,6 +72,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         f"|tbl{int(settings.detect_tables)}|run{3 * int(settings.strip_running_headers)}"
         + ("" if settings.vector_header else "|vh0")
         + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
+        + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
@@ -145,13 +148,14 @@ class ChunkStage:
             )
         progress(Progress(name, "chunk", len(chunks), len(chunks)))
         titles = _clause_labels(parsed, chunks) if with_header and self.settings.clause_titles else [""] * len(chunks)
+        leads = _list_lead_ins(chunks) if with_header and self.settings.list_lead_ins else [""] * len(chunks)
         return [
             ChunkRow(
                 chunk_id=chunk_id(doc_id, i),
                 doc_id=doc_id,
                 ord=i,
                 text=ch.text,
-                index_text=(f"{header(ch.section)}{titles[i]}\n{ch.text}" if with_header else ch.text),
+                index_text=(f"{header(ch.section)}{titles[i]}\n{leads[i]}{ch.text}" if with_header else ch.text),
                 section=ch.section,
                 page_start=ch.page_start,
                 page_end=ch.page_end,
@@ -406,6 +410,24 @@ def _clause_labels(parsed: ParsedDocument, chunks: Sequence[Chunk]) -> list[str]
             last[ch.section] = own[-1]
         labels.append(f" — {'; '.join(titles)}" if titles and ch.kind == "text" else "")
     return labels
+
+
+def _list_lead_ins(chunks: Sequence[Chunk]) -> list[str]:
+    """What each chunk's index text adds before its body: the lead-in of the list it opens inside
+    ("We do not insure for direct physical loss caused … by any of the following:" over "3. Rain,
+    snow, sleet…"), read from the chunks before it in its section as the answer reads it
+    (``core.quotes.list_lead_in``), with a line break; empty for the rest."""
+    out: list[str] = []
+    for i, ch in enumerate(chunks):
+        item = opening_item(ch.text, heading_end(ch.section, ch.text)) if ch.kind == "text" else None
+        before = []
+        for prev in reversed(chunks[max(0, i - LIST_LOOK_BACK) : i]):  # nearest first, in the same section
+            if prev.section != ch.section or prev.kind != "text":
+                break
+            before.append(prev.text[heading_end(prev.section, prev.text) :])
+        lead = list_lead_in(item, before) if item and before else None
+        out.append(f"{lead}\n" if lead else "")
+    return out
 
 
 def _title_on(line: str, lines: Sequence[str], i: int, known: set[str]) -> str | None:
