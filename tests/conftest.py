@@ -3,7 +3,12 @@ MiniLM embedding model. Nothing here reaches the network."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import sqlite3
+import tempfile
+import threading
 
 # Before any model library is imported: never look anything up on the hub.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -99,6 +104,30 @@ def not_pdf(tmp_path) -> Path:
     path = tmp_path / "notes.pdf"
     path.write_text("These are meeting notes, not a PDF.\n")
     return path
+
+
+_SAMPLE_LIBRARY: list[Path] = []  # the sample policy ingested once per test process
+_SAMPLE_LOCK = threading.Lock()
+
+
+def sample_home(dest: Path) -> Path:
+    """A library at ``dest`` holding the sample policy (lite profile, default index settings), as
+    ``PolicyBot(make_settings(dest)).ingest([SAMPLE_POLICY])`` would leave it, in a second instead
+    of ten: a copy of one ingested once per test process, its registry pointed at its own copy of
+    the PDF. For tests that read or change a library, not for tests of ingestion itself."""
+    with _SAMPLE_LOCK:
+        if not _SAMPLE_LIBRARY:
+            master = Path(tempfile.mkdtemp(prefix="policybot-sample-")) / "home"
+            atexit.register(shutil.rmtree, master.parent, True)
+            report = PolicyBot(make_settings(master)).ingest([SAMPLE_POLICY])
+            assert not report.failed, [o.message for o in report.failed]
+            _SAMPLE_LIBRARY.append(master)
+        master = _SAMPLE_LIBRARY[0]
+    shutil.copytree(master, dest, ignore=shutil.ignore_patterns("*.lock", "models"))
+    with sqlite3.connect(dest / "registry.sqlite") as db:
+        db.execute("UPDATE documents SET stored_path = replace(stored_path, ?, ?)", (str(master), str(dest)))
+    db.close()
+    return dest
 
 
 def require_flood() -> Path:

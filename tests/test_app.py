@@ -21,7 +21,7 @@ from policybot.display.markup import plain_text
 from policybot.display.markup import unescape_markdown as shown
 from policybot.models.llm import REFUSAL
 from policybot.service import PolicyBot
-from tests import pdfs
+from tests import conftest, pdfs
 from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -41,10 +41,7 @@ def _own_static_folder(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def sample_home(tmp_path_factory) -> Path:
     """The sample policy ingested once for the whole module (the app only reads it)."""
-    home = tmp_path_factory.mktemp("app-sample") / "home"
-    [outcome] = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).outcomes
-    assert outcome.status == "ingested", outcome.message
-    return home
+    return conftest.sample_home(tmp_path_factory.mktemp("app-sample") / "home")
 
 
 def small_home(root: Path, *docs: Path) -> Path:

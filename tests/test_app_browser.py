@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from policybot.service import PolicyBot
-from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
+from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings, sample_home
 
 pytestmark = pytest.mark.browser
 
@@ -115,9 +115,7 @@ def test_question_answer_and_citation_in_browser(tmp_path):
         "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
     )
 
-    home = tmp_path / "home"
-    report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
-    assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
+    home = sample_home(tmp_path / "home")
 
     # The flags `make run` used to pass, on top of .streamlit/config.toml (they must agree).
     # No file watcher: nothing is edited during the test, and watching the repo floods the log.
@@ -343,9 +341,7 @@ def test_evidence_table_in_browser(tmp_path):
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
     )
-    home = tmp_path / "home"
-    report = PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY])
-    assert [o.status for o in report.outcomes] == ["ingested"], report.model_dump_json()
+    home = sample_home(tmp_path / "home")
     server, url, log = start_app(home, tmp_path)
     try:
         with sync_api.sync_playwright() as pw:
@@ -426,8 +422,7 @@ def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720, env: dict[
     """The app on the sample policy, in Chromium, its chat box ready: (page, chat box, server log)."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    home = tmp_path / "home"
-    assert not PolicyBot(make_settings(home)).ingest([SAMPLE_POLICY]).failed
+    home = sample_home(tmp_path / "home")
     server, url, log = start_app(home, tmp_path, env=env)
     try:
         with sync_api.sync_playwright() as pw:
@@ -557,6 +552,18 @@ def test_the_next_kiosk_visitor_finds_nothing_of_the_last_in_browser(tmp_path):
         assert QUESTION not in page.locator("body").inner_text(), log_tail(log)
 
 
+def settled_width(page, image, timeout_s: float = 15.0) -> float:
+    """The image's drawn width once it has one: a rerun can replace the image element just after
+    it was first seen (its box is then briefly empty), so the locator is read again until it is."""
+    width = 0.0
+    for _ in range(int(timeout_s * 4)):
+        width = image.evaluate("img => img.getBoundingClientRect().width")
+        if width > 0:
+            return width
+        page.wait_for_timeout(250)
+    return width
+
+
 def open_panel(panel) -> None:
     """Open a source panel and wait for its page image. A click that lands while the answer is
     still being drawn again (its rerun) can be lost, so it is tried again; a panel the browser
@@ -607,7 +614,7 @@ def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(tmp_path):
         panel.locator("summary").wait_for(state="visible")
         open_panel(panel)
         image = panel.locator('[data-testid="stImage"] img').first
-        assert image.evaluate("img => img.getBoundingClientRect().width") >= 600  # readable; it scrolls sideways
+        assert settled_width(page, image) >= 600  # readable; it scrolls sideways
         caption = panel.get_by_text("quote highlighted").first  # below the image, wrapped within the panel
         right = "e => e.getBoundingClientRect().right"
         assert caption.evaluate(right) <= panel.evaluate(right) + 1, "the page's caption is cut on a phone"

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from policybot.service import PolicyBot
 from tests import pdfs
-from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings
+from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings, sample_home
 
 QUESTIONS = [
     "How does the deductible apply to water damage?",
@@ -23,8 +23,7 @@ QUESTIONS = [
 
 
 def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
-    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path / "home"), llm_mode="off"))
     extra = [pdfs.sample_policy(tmp_path / f"acme-{i}.pdf") for i in range(2)]
     started, errors = threading.Event(), []
 
@@ -62,8 +61,7 @@ def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
 
 
 def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
-    bot = PolicyBot(make_settings(tmp_path / "home", llm_mode="off"))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path / "home"), llm_mode="off"))
     bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     names_before = [k for k in bot.components._built if k.startswith("names@")]
     assert len(names_before) == 1

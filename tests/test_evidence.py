@@ -17,13 +17,12 @@ from policybot.options import EvidenceOptions
 from policybot.schemas import EvidenceReport
 from policybot.service import PolicyBot
 from tests import pdfs
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("evidence") / "home", llm_mode="off"))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path_factory.mktemp("evidence") / "home"), llm_mode="off"))
     return bot
 
 

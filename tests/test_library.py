@@ -361,3 +361,21 @@ def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_p
     assert "rebuilding from the registry" in done.stderr
     assert len(list(home.glob("chroma.interrupted-*"))) == 1 and not write_marker(home).exists()
     assert f"restored={chunks}" in done.stderr  # every vector came back, none re-embedded
+
+
+def test_copies_of_the_ingested_sample_library_are_libraries_of_their_own(tmp_path):
+    """The tests' shared sample library (``conftest.sample_home``): each copy answers as an ingest
+    would, and keeps its own stored PDF, so deleting the document from one copy leaves the other."""
+    from tests.conftest import SAMPLE_POLICY, sample_home
+
+    first = PolicyBot(make_settings(sample_home(tmp_path / "a")))
+    second = PolicyBot(make_settings(sample_home(tmp_path / "b")))
+    [doc] = second.library.documents().documents
+    assert doc.name == SAMPLE_POLICY.name and doc.chunks > 100
+    stored = second.components.registry.documents(second.components.index.collection)[0].stored_path
+    assert stored.startswith(str(tmp_path / "b")) and (tmp_path / "b").exists()
+    first.delete(SAMPLE_POLICY.name)
+    assert not first.library.documents().documents
+    assert (tmp_path / "b").joinpath(stored.split(str(tmp_path / "b") + "/", 1)[1]).is_file()
+    answer = second.ask("What is the waiting period for accidental damage?", use_llm=False)
+    assert answer.mode == "extractive" and "6.2" in answer.citations[0].section, answer.citations[0].section

@@ -12,7 +12,7 @@ from policybot.evaluation.datasets import load_dataset
 from policybot.evaluation.marks import write_marks_set
 from policybot.evaluation.metrics import relevant_chunks
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 
 def _mark(key, n, verdict, page=None, doc="policy.pdf", quote="an escape of water"):
@@ -57,9 +57,8 @@ def test_marks_make_questions_with_gold_by_quote_or_page(tmp_path):
 
 
 def test_marks_from_the_app_run_as_a_regression_set(tmp_path):
-    home = tmp_path / "home"
+    home = sample_home(tmp_path / "home")
     bot = PolicyBot(make_settings(home))
-    bot.ingest([SAMPLE_POLICY])
     answer = bot.ask("A slow leak under the sink ruined my kitchen floor. Will you pay?", use_llm=False)
     shown = answer.shown_citations
     bot.mark_citation("s/0/1", answer, shown[0].n, "right", session="s")

@@ -11,7 +11,7 @@ from policybot.models.profiles import RerankerModel
 from policybot.models.rerank import CrossEncoderReranker
 from policybot.options import AskOptions
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 QUESTION = "What is the waiting period for accidental damage?"
 
@@ -41,8 +41,7 @@ def test_options_are_validated_once_and_reject_typos():
 def reranking_bot(tmp_path_factory):
     """A library whose profile has a reranker: the packaged MiniLM as a cross-encoder (its head
     is untrained, so its scores mean nothing; here only whether it runs matters)."""
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("rerank") / "home", rerank=False))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path_factory.mktemp("rerank") / "home"), rerank=False))
     return bot
 
 

@@ -15,7 +15,7 @@ from policybot.components import Components
 from policybot.events import AnswerEvent, PassagesEvent, TokenEvent
 from policybot.models.llm import REFUSAL, fixed_llm
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 IN_DOMAIN = [
     "What is the definition of an 'Insured Person'?",
@@ -58,8 +58,7 @@ class FailingModel(FakeListChatModel):
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     # Expansion always runs here, so the scripted replies line up; adaptive skipping has its own test.
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("answer") / "home", adaptive_expansion=False))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path_factory.mktemp("answer") / "home"), adaptive_expansion=False))
     return bot
 
 

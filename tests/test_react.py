@@ -12,7 +12,7 @@ from policybot.evidence.collector import FALLBACK_NOTICE
 from policybot.evidence.react import STOP, parse_finish, parse_step
 from policybot.models.llm import cut_at_stop, fixed_llm, load_prompt
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 
 class ScriptedAgent(FakeListChatModel):
@@ -29,8 +29,7 @@ class ScriptedAgent(FakeListChatModel):
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("react") / "home"))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path_factory.mktemp("react") / "home")))
     return bot
 
 

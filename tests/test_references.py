@@ -7,7 +7,7 @@ import pytest
 from policybot.answer.references import cross_references, glossary_of
 from policybot.core.rows import ChunkRow
 from policybot.service import PolicyBot
-from tests.conftest import SAMPLE_POLICY, make_settings
+from tests.conftest import make_settings, sample_home
 
 
 def chunk(cid: str, section: str, text: str) -> ChunkRow:
@@ -51,8 +51,7 @@ def test_glossary_from_headings_and_numbered_items():
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("refs") / "home"))
-    assert not bot.ingest([SAMPLE_POLICY]).failed
+    bot = PolicyBot(make_settings(sample_home(tmp_path_factory.mktemp("refs") / "home")))
     return bot
 
 
