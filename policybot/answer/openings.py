@@ -10,8 +10,10 @@ lead-in is further back, or in another section, keeps none.
 
 from __future__ import annotations
 
-from policybot.core.passages import body_start, heading_end
-from policybot.core.quotes import LIST_LOOK_BACK, list_lead_in, opening_item
+from itertools import takewhile
+
+from policybot.core.passages import body_start, opening_lead_in
+from policybot.core.quotes import LIST_LOOK_BACK, opening_item
 from policybot.core.rows import RowLookup, chunk_id, doc_of
 from policybot.schemas import Citation
 
@@ -31,13 +33,8 @@ class ListOpenings:
         rows = self.rows([cid for ids in wanted.values() for cid in ids])
         found: dict[str, str] = {}
         for src in opening:
-            before = []
-            for cid in wanted[src.chunk_id]:  # nearest first, while in the same section
-                row = rows.get(cid)
-                if row is None or row.section != src.section:
-                    break
-                before.append(row.text[heading_end(row.section, row.text) :])
-            lead = list_lead_in(items[src.chunk_id] or "", before) if before else None
+            previous = takewhile(lambda cid: cid in rows, wanted[src.chunk_id])  # nearest first
+            lead = opening_lead_in(src.section, src.text, ((rows[cid].section, rows[cid].text) for cid in previous))
             if lead:
                 found[src.chunk_id] = lead
         return [s.model_copy(update={"lead_in": found[s.chunk_id]}) if s.chunk_id in found else s for s in sources]

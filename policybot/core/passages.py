@@ -6,8 +6,10 @@ wherever it goes and becomes a ``Citation`` in one way."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
+from typing import Iterable
 
-from policybot.core.quotes import ELLIPSIS, in_opening_list
+from policybot.core.quotes import ELLIPSIS, LIST_LOOK_BACK, in_opening_list, list_lead_in, opening_item
 from policybot.core.rows import ChunkRow, DocumentRow
 from policybot.schemas import Citation, page_range
 
@@ -60,6 +62,23 @@ def quote_as_read(src: Citation) -> str:
 def body_start(src: Citation) -> int:
     """Where the body starts when a chunk opens with its own section heading line."""
     return heading_end(src.section, src.text)
+
+
+def opening_lead_in(section: str, text: str, before: Iterable[tuple[str, str]]) -> str | None:
+    """The lead-in of the list a passage opens inside ("When the Home is Unoccupied, we will not
+    cover loss or damage caused by:" over "(b) escape of oil;"), read from the passages before it:
+    ``before`` gives (section, text), nearest first; at most ``LIST_LOOK_BACK`` are read, while in
+    the passage's own section. None when the passage does not open inside a list, or its list began
+    further back. The answer shows it (``answer/openings``); ingestion can index it."""
+    item = opening_item(text, heading_end(section, text))
+    if not item:
+        return None
+    bodies = []
+    for prev_section, prev_text in islice(before, LIST_LOOK_BACK):
+        if prev_section != section:
+            break
+        bodies.append(prev_text[heading_end(prev_section, prev_text) :])
+    return list_lead_in(item, bodies) if bodies else None
 
 
 def heading_end(section: str, text: str) -> int:

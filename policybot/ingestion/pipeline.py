@@ -23,8 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from policybot.core.passages import heading_end
-from policybot.core.quotes import LIST_LOOK_BACK, list_lead_in, opening_item
+from policybot.core.passages import opening_lead_in
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
 from policybot.errors import DiskFull, IngestError, PolicyBotError, is_disk_full
@@ -415,17 +414,11 @@ def _clause_labels(parsed: ParsedDocument, chunks: Sequence[Chunk]) -> list[str]
 def _list_lead_ins(chunks: Sequence[Chunk]) -> list[str]:
     """What each chunk's index text adds before its body: the lead-in of the list it opens inside
     ("We do not insure for direct physical loss caused … by any of the following:" over "3. Rain,
-    snow, sleet…"), read from the chunks before it in its section as the answer reads it
-    (``core.quotes.list_lead_in``), with a line break; empty for the rest."""
+    snow, sleet…"), read from the chunks before it as the answer reads it (``core.passages.opening_lead_in``),
+    with a line break; empty for the rest."""
     out: list[str] = []
     for i, ch in enumerate(chunks):
-        item = opening_item(ch.text, heading_end(ch.section, ch.text)) if ch.kind == "text" else None
-        before = []
-        for prev in reversed(chunks[max(0, i - LIST_LOOK_BACK) : i]):  # nearest first, in the same section
-            if prev.section != ch.section or prev.kind != "text":
-                break
-            before.append(prev.text[heading_end(prev.section, prev.text) :])
-        lead = list_lead_in(item, before) if item and before else None
+        lead = opening_lead_in(ch.section, ch.text, ((chunks[j].section, chunks[j].text) for j in range(i - 1, -1, -1)))
         out.append(f"{lead}\n" if lead else "")
     return out
 
