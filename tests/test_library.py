@@ -1,6 +1,7 @@
 """The document library: ingest, dedupe, replace, delete, and all-or-nothing ingestion."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -373,9 +374,9 @@ def test_copies_of_the_ingested_sample_library_are_libraries_of_their_own(tmp_pa
     [doc] = second.library.documents().documents
     assert doc.name == SAMPLE_POLICY.name and doc.chunks > 100
     stored = second.components.registry.documents(second.components.index.collection)[0].stored_path
-    assert stored.startswith(str(tmp_path / "b")) and (tmp_path / "b").exists()
+    assert stored.startswith(str(tmp_path / "b"))
     first.delete(SAMPLE_POLICY.name)
     assert not first.library.documents().documents
-    assert (tmp_path / "b").joinpath(stored.split(str(tmp_path / "b") + "/", 1)[1]).is_file()
+    assert Path(stored).is_file()
     answer = second.ask("What is the waiting period for accidental damage?", use_llm=False)
     assert answer.mode == "extractive" and "6.2" in answer.citations[0].section, answer.citations[0].section
