@@ -112,9 +112,10 @@ _SAMPLE_LOCK = threading.Lock()
 
 def sample_home(dest: Path) -> Path:
     """A library at ``dest`` holding the sample policy (lite profile, default index settings), as
-    ``PolicyBot(make_settings(dest)).ingest([SAMPLE_POLICY])`` would leave it, in a second instead
-    of ten: a copy of one ingested once per test process, its registry pointed at its own copy of
-    the PDF. For tests that read or change a library, not for tests of ingestion itself."""
+    ``PolicyBot(make_settings(dest)).ingest([SAMPLE_POLICY])`` would leave it, in about a second
+    instead of the 4 to 10 an ingest takes here: a copy of one ingested once per test process, its
+    registry pointed at its own copy of the PDF. For tests that read or change a library, not for
+    tests of ingestion itself."""
     with _SAMPLE_LOCK:
         if not _SAMPLE_LIBRARY:
             master = Path(tempfile.mkdtemp(prefix="policybot-sample-")) / "home"
