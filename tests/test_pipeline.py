@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -361,6 +362,38 @@ def test_a_follow_up_without_an_llm_finds_what_is_new_in_it(sample):
     assert len(follow.queries) == 2 and follow.queries[1] == "And what if the leak happened slowly over months?"
     texts = " ".join(" ".join(c.text.split()) for c in follow.citations)
     assert "water escaping gradually over a period of time" in texts
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        ('{"hyde": "", "rewrites": ["gradual leak", "slow water damage"]}', False),
+        ('{"standalone": "What time does the football start tonight?", "hyde": "", "rewrites": []}', False),
+        ('{"standalone": "Is water escaping gradually from a slow leak covered?", "hyde": "", "rewrites": []}', True),
+    ],
+    ids=["no-standalone", "off-topic-standalone", "agreeing-standalone"],
+)
+def test_a_follow_up_expanded_by_a_model_keeps_what_its_first_pass_searched(sample, with_llm, reply, kept):
+    """A weak model's expansion of a follow-up is searched after the first pass's queries (the
+    question with its context, and alone), never instead: without a standalone from the model, or
+    with one whose passages are not the first pass's, the answer is scored and written to the
+    question as the first pass searched it."""
+    first = sample.ask("How does the deductible apply to water damage?", use_llm=False)
+    follow_up = "And what if the leak happened slowly over months?"
+    fast = sample.ask(follow_up, history=[first], use_llm=False)
+    default = sample.settings.adaptive_expansion
+    try:
+        sample.settings.adaptive_expansion = False
+        with_llm(reply, "Gradual leaks are not covered [1].")
+        expanded = sample.ask(follow_up, history=[first])
+    finally:
+        sample.settings.adaptive_expansion = default
+    assert expanded.expansion == "used" and expanded.queries[:2] == fast.queries
+    standalone = json.loads(reply).get("standalone")
+    assert expanded.standalone_question == (standalone if kept else fast.standalone_question)
+    if standalone:
+        assert standalone in expanded.queries  # searched either way; counted as far as it agrees
+    assert expanded.retrieved[0] in fast.retrieved[:2]
 
 
 @pytest.mark.parametrize(

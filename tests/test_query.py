@@ -117,3 +117,18 @@ def test_a_later_question_is_offered_with_its_context_and_alone():
     history.append(Turn(question="How do I cancel my policy?", standalone="x; How do I cancel my policy?", answer="."))
     assert QueryPlanner.first_queries("and the refund?", history)[0] == "How do I cancel my policy; and the refund?"
     assert QueryPlanner.first_queries(follow_up, []) == [follow_up]
+
+
+def test_a_models_plan_for_a_follow_up_comes_after_the_first_pass():
+    """The first pass's queries lead; the model's standalone and rewrites follow, once each, and
+    with no standalone from the model the question is the one the first pass searched first."""
+    from policybot.answer.query import PlanRequest, QueryPlan, after_first_pass
+
+    searched = ["the deductible for water; and if it was slow?", "and if it was slow?"]
+    request = PlanRequest("and if it was slow?", [], searched, 0.0, "a policy")
+    model = QueryPlan("Is a slow leak covered?", ["Is a slow leak covered?", "gradual leak", "AND IF IT WAS SLOW?"])
+    plan = after_first_pass(request, model)
+    assert plan.queries == [*searched, "Is a slow leak covered?", "gradual leak"]
+    assert plan.standalone == "Is a slow leak covered?"
+    none = after_first_pass(request, QueryPlan("and if it was slow?", ["and if it was slow?", "gradual leak"]))
+    assert none.standalone == searched[0] and none.queries == [*searched, "gradual leak"]

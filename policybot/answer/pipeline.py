@@ -26,11 +26,13 @@ from policybot.answer.openings import ListOpenings
 from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
+    AGREEMENT_DEPTH,
     Fused,
     HybridRetriever,
     ListKey,
     Ranked,
     RankedLists,
+    agreement_share,
     fusion_weights,
     ranked_for_fusion,
 )
@@ -99,6 +101,7 @@ class Ranking:
     fused: list[Fused]
     candidates: list[Passage]
     clause_ids: set[str]
+    question: str  # what the passages are scored against and the answer written to
 
 
 class AnswerPipeline:
@@ -128,11 +131,12 @@ class AnswerPipeline:
         context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
         request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
         plan = yield from self.planner.run(request, usage, timings)
-        if plan.standalone != question:
-            yield StandaloneEvent(plan.standalone)
         yield StageEvent("searching")
         with timings.measure("retrieval"):
             ranking = self._rank(plan, first, by_id, named)
+        plan = replace(plan, standalone=ranking.question)
+        if plan.standalone != question:
+            yield StandaloneEvent(plan.standalone)
         scored = yield from self._score(plan.standalone, ranking.candidates, timings)
         with timings.measure("context"):
             kept = self.selector.fit_budget(group_siblings(scored.candidates))
@@ -184,32 +188,39 @@ class AnswerPipeline:
     def _rank(
         self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow], named: list[NamedDocument]
     ) -> Ranking:
-        """Every planned query's lists, plus the chunks of a clause the question names, fused."""
+        """Every planned query's lists, plus the chunks of a clause the question names, fused. The
+        plan's queries begin with the first pass's, whose lists are reused."""
         retriever, doc_ids = self.parts.retriever, list(by_id)
-        planned = plan.queries != first.queries
-        lists: RankedLists = {}
-        if not planned:
-            lists.update(first.lists)  # nothing new to search
-        for i, query in enumerate(plan.queries if planned else []):
+        own = len(first.queries)
+        planned = plan.queries[:own] == first.queries and len(plan.queries) > own
+        lists: RankedLists = dict(first.lists)
+        for i, query in enumerate(plan.queries[own:] if planned else [], start=own):
             lists.update(retriever.lists(query, doc_ids, i, named=named))
         refs = clause_references(plan.standalone)
         clause = retriever.clauses.run(refs, doc_ids) if refs else []
         ranking = ranked_for_fusion(lists)
         if clause:
             ranking[ListKey("clause")] = clause
-        # What the rewrites must agree with: the question alone, or, once the LLM has made a
-        # follow-up standalone from the conversation, that standalone question's own list.
-        if plan.standalone in first.queries:
-            anchor = first.lists.get(ListKey("hybrid", first.queries.index(plan.standalone)))
-        else:
-            anchor = lists.get(ListKey("hybrid", 0))
+        # What the rewrites must agree with: what the first pass found (a follow-up: with its
+        # context and alone), which is also the order no expansion may push a passage below.
+        anchor: Ranked = [(f.chunk_id, f.score) for f in first.fused]
         guard = planned and self.settings.expansion_guard
-        weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if guard else None)
+        weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if guard else None, own)
         fused = retriever.fusion.run(ranking, weights)
         if guard and anchor:
             fused = _keep_own_order(fused, anchor)
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
-        return Ranking(fused, kept, {cid for cid, _ in clause})
+        return Ranking(fused, kept, {cid for cid, _ in clause}, self._settled(plan, first, lists))
+
+    def _settled(self, plan: QueryPlan, first: FirstPass, lists: RankedLists) -> str:
+        """The question the passages are scored against and the answer written to: a model's
+        standalone follow-up when its own passages agree with the first pass's (most of its best
+        10 among the first pass's best 20), else the question as the first pass searched it."""
+        if plan.standalone in first.queries or plan.standalone not in plan.queries:
+            return plan.standalone
+        own = lists.get(ListKey("hybrid", plan.queries.index(plan.standalone))) or []
+        near = {f.chunk_id for f in first.fused[:AGREEMENT_DEPTH]}
+        return plan.standalone if agreement_share(own, near) >= 0.5 else first.queries[0]
 
     def _score(self, question: str, candidates: list[Passage], timings: Timings) -> Generator[Event, None, Scored]:
         parts = self.parts

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generator, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
@@ -155,6 +155,18 @@ class QueryWriter:
         return QueryPlan(standalone, merge_queries(standalone, extra), expanded=True)
 
 
+def after_first_pass(request: PlanRequest, plan: QueryPlan) -> QueryPlan:
+    """A follow-up's plan searched after what the first pass searched (the question with its
+    context, and alone), never instead of it: a weak model's standalone question drops the
+    conversation's topic ("and if it was only 3 weeks?") or changes it, and then counts only as far
+    as its passages agree with the first pass's (``pipeline._settled``). Without a standalone from the
+    model, the question is answered as the first pass searched it."""
+    first = request.searched
+    standalone = plan.standalone if plan.standalone.strip() != request.question.strip() else first[0]
+    queries = merge_queries(first[0], [*first[1:], standalone, *plan.queries])
+    return replace(plan, standalone=standalone, queries=queries)
+
+
 @dataclass
 class PlanRequest:
     """What the planner decides from: the question, its history and the first pass."""
@@ -201,8 +213,8 @@ class QueryPlanner:
             with timings.measure("condense"):
                 if confident:  # one short call is enough: the first pass already found the passages
                     standalone = writer.condense(request.question, history, usage)
-                    return QueryPlan(standalone, [standalone], expansion=skipped)
-                plan = writer.expand(request.question, request.summary, usage, history=history)
+                    return after_first_pass(request, QueryPlan(standalone, [standalone], expansion=skipped))
+                plan = after_first_pass(request, writer.expand(request.question, request.summary, usage, history))
         elif confident:
             return QueryPlan(searched, list(request.searched), expansion=skipped)
         else:

@@ -157,7 +157,11 @@ class ScoreFusion:
 
 
 def fusion_weights(
-    lists: Mapping[ListKey, Ranked], original_query_weight: float, planned: bool, anchor: Ranked | None = None
+    lists: Mapping[ListKey, Ranked],
+    original_query_weight: float,
+    planned: bool,
+    anchor: Ranked | None = None,
+    own_queries: int = 1,
 ) -> dict[ListKey, float]:
     """RRF weights for a question's lists.
 
@@ -167,20 +171,24 @@ def fusion_weights(
     the question alone found (``anchor``: the share of its best 10 among the question's best 20).
     A confused model's rewrites find other passages and so count for nothing; a good rewrite
     that finds the same ground reorders it. A clause named in the question counts as much as the
-    question's own list: a boost, never enough to bury the passages the question matches.
+    question's own list: a boost, never enough to bury the passages the question matches. The
+    question's own lists are its first ``own_queries`` (a follow-up: with its context, and alone).
     """
     own = original_query_weight if planned else 1.0
     near = {cid for cid, _ in anchor[:AGREEMENT_DEPTH]} if anchor else None
 
     def weight(key: ListKey) -> float:
-        if key.kind == "clause" or key.query == 0:
+        if key.kind == "clause" or key.query < own_queries:
             return own
-        if near is None:
-            return 1.0
-        best = [cid for cid, _ in lists[key][:10]]
-        return sum(cid in near for cid in best) / len(best) if best else 0.0
+        return 1.0 if near is None else agreement_share(lists[key], near)
 
     return {key: weight(key) for key in lists}
+
+
+def agreement_share(ranked: Ranked, near: set[str]) -> float:
+    """The share of a list's best 10 passages among ``near`` (an anchor's best ``AGREEMENT_DEPTH``)."""
+    best = [cid for cid, _ in ranked[:10]]
+    return sum(cid in near for cid in best) / len(best) if best else 0.0
 
 
 # How deep in the question's own ranking a rewrite's best passages count as agreeing with it.
