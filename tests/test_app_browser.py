@@ -334,76 +334,56 @@ def test_document_and_file_names_cannot_plant_links_or_call_out(tmp_path):
         tracker.close()
 
 
-def test_evidence_table_in_browser(tmp_path):
+def test_evidence_table_in_browser(shared_app):
     """The Evidence page: the issue is collected step by step into a table; selecting a row
     opens its passage on the page image; the browser makes no request but to the app."""
-    executable = chromium_path()
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
-    )
-    home = sample_home(tmp_path / "home")
-    server, url, log = start_app(home, tmp_path)
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(60_000)
-                requests: list[str] = []
-                page.on("request", lambda r: requests.append(r.url))
-                page.goto(url)
-                page.get_by_test_id("stChatInputTextArea").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                page.get_by_role("link", name="Evidence", exact=True).click()  # the top navigation
-                issue = page.get_by_label("Issue", exact=True)
-                issue.wait_for(state="visible")
-                assert page.get_by_test_id("stChatInputTextArea").count() == 0  # the chat is not drawn here
-                issue.fill("escape of water")
-                page.get_by_role("button", name="Collect evidence").click()
+    url, log = shared_app
+    requests: list[str] = []
+    with chat_page(url, log, 1400, 1000, on_request=lambda r: requests.append(r.url)) as (page, _, log):
+        page.get_by_role("link", name="Evidence", exact=True).click()  # the top navigation
+        issue = page.get_by_label("Issue", exact=True)
+        issue.wait_for(state="visible")
+        assert page.get_by_test_id("stChatInputTextArea").count() == 0  # the chat is not drawn here
+        issue.fill("escape of water")
+        page.get_by_role("button", name="Collect evidence").click()
 
-                grid = page.get_by_test_id("stDataFrame")
-                grid.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                # The grid draws on a canvas; its accessible copy holds the cells' text.
-                page.wait_for_function("g => g.textContent.includes('2.5 Escape of water')", arg=grid.element_handle())
-                cells = grid.text_content()
-                assert (
-                    "Section 2 Buildings Cover > 2.5 Escape of water" in cells
-                    and "5.2 Escape of water deductible" in cells
-                ), cells[:1000]
-                body = page.locator("body").inner_text()
-                assert "collected by the deterministic planner (no LLM)" in body, f"{body[:2000]}\n{log_tail(log)}"
-                assert page.get_by_role("button", name="Download CSV").is_visible()
-                steps = page.locator("details").filter(
-                    has=page.locator("summary", has_text="Step 1: Search[escape of water]")
-                )
-                steps.first.wait_for(state="visible")  # the trace, below the table and the panels
-                assert steps.count() == 1
+        grid = page.get_by_test_id("stDataFrame")
+        grid.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+        # The grid draws on a canvas; its accessible copy holds the cells' text.
+        page.wait_for_function("g => g.textContent.includes('2.5 Escape of water')", arg=grid.element_handle())
+        cells = grid.text_content()
+        assert (
+            "Section 2 Buildings Cover > 2.5 Escape of water" in cells and "5.2 Escape of water deductible" in cells
+        ), cells[:1000]
+        body = page.locator("body").inner_text()
+        assert "collected by the deterministic planner (no LLM)" in body, f"{body[:2000]}\n{log_tail(log)}"
+        assert page.get_by_role("button", name="Download CSV").is_visible()
+        steps = page.locator("details").filter(has=page.locator("summary", has_text="Step 1: Search[escape of water]"))
+        steps.first.wait_for(state="visible")  # the trace, below the table and the panels
+        assert steps.count() == 1
 
-                # Select row 2 (its row marker, left of the first column): its panel opens.
-                box = grid.bounding_box()
-                header, row_height = 35, 84  # Streamlit's header row; the table's tall rows (quotes wrap)
-                page.mouse.click(box["x"] + 15, box["y"] + header + row_height + row_height / 2)
-                opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=TITLE))
-                opened.first.locator("mark").first.wait_for(state="visible")
-                assert opened.count() == 1
-                title = opened.first.locator("summary").inner_text()
-                assert "[2]" in title and "2.5 Escape of water" in title and "verified" not in title, title
-                images = opened.first.locator('[data-testid="stImage"] img')
-                image = images.first
-                image.wait_for(state="visible")
-                page.wait_for_function("img => img.complete && img.naturalWidth > 200", arg=image.element_handle())
-                assert images.count() == 2  # 2.5 runs over pages 4 and 5: both are shown
-                assert "Traceback" not in page.locator("body").inner_text()
-                if SCREENSHOT_DIR:
-                    fit_viewport_to_content(page)
-                    Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(Path(SCREENSHOT_DIR) / "evidence.png"), full_page=True)
-            finally:
-                browser.close()
-        origin = url.rstrip("/")
-        outside = [r for r in requests if not r.startswith((origin, "data:", "blob:"))]
-        assert outside == [], outside
-    finally:
-        stop(server)
+        # Select row 2 (its row marker, left of the first column): its panel opens.
+        box = grid.bounding_box()
+        header, row_height = 35, 84  # Streamlit's header row; the table's tall rows (quotes wrap)
+        page.mouse.click(box["x"] + 15, box["y"] + header + row_height + row_height / 2)
+        opened = page.locator("details[open]").filter(has=page.locator("summary", has_text=TITLE))
+        opened.first.locator("mark").first.wait_for(state="visible")
+        assert opened.count() == 1
+        title = opened.first.locator("summary").inner_text()
+        assert "[2]" in title and "2.5 Escape of water" in title and "verified" not in title, title
+        images = opened.first.locator('[data-testid="stImage"] img')
+        image = images.first
+        image.wait_for(state="visible")
+        page.wait_for_function("img => img.complete && img.naturalWidth > 200", arg=image.element_handle())
+        assert images.count() == 2  # 2.5 runs over pages 4 and 5: both are shown
+        assert "Traceback" not in page.locator("body").inner_text()
+        if SCREENSHOT_DIR:
+            fit_viewport_to_content(page)
+            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(SCREENSHOT_DIR) / "evidence.png"), full_page=True)
+    origin = url.rstrip("/")
+    outside = [r for r in requests if not r.startswith((origin, "data:", "blob:"))]
+    assert outside == [], outside
 
 
 # How many finished answers (with their buttons under them) the page shows, at least.
@@ -417,25 +397,48 @@ HOSPITAL = [
 ]
 
 
+@pytest.fixture(scope="module")
+def shared_app(tmp_path_factory):
+    """One app on the sample policy for the drives that only read the library, as a kiosk serves
+    one visitor after another: each drive opens its own browser, so its own session. (url, log)"""
+    chromium_path()
+    tmp = tmp_path_factory.mktemp("shared-app")
+    server, url, log = start_app(sample_home(tmp / "home"), tmp)
+    try:
+        yield url, log
+    finally:
+        stop(server)
+
+
 @contextmanager
-def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720, env: dict[str, str] | None = None):
-    """The app on the sample policy, in Chromium, its chat box ready: (page, chat box, server log)."""
+def chat_page(url: str, log: Path, width: int = 1280, height: int = 720, on_request=None):
+    """A new browser on the app, its chat box ready: (page, chat box, server log)."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    home = sample_home(tmp_path / "home")
-    server, url, log = start_app(home, tmp_path, env=env)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(60_000)
+            if on_request is not None:
+                page.on("request", on_request)
+            page.goto(url)
+            chat = page.get_by_test_id("stChatInputTextArea")
+            chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+            yield page, chat, log
+        finally:
+            browser.close()
+
+
+@contextmanager
+def sample_chat(tmp_path: Path, width: int = 1280, height: int = 720, env: dict[str, str] | None = None):
+    """An app of its own on the sample policy (for drives that change its settings or its library),
+    in Chromium, its chat box ready: (page, chat box, server log)."""
+    chromium_path()
+    server, url, log = start_app(sample_home(tmp_path / "home"), tmp_path, env=env)
     try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                page.set_default_timeout(60_000)
-                page.goto(url)
-                chat = page.get_by_test_id("stChatInputTextArea")
-                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                yield page, chat, log
-            finally:
-                browser.close()
+        with chat_page(url, log, width, height) as ready:
+            yield ready
     finally:
         stop(server)
 
@@ -448,10 +451,10 @@ def type_question(page, chat, question: str, turn: int) -> None:
     page.wait_for_function(ANSWERED, arg=turn, timeout=ANSWER_TIMEOUT_MS, polling=500)
 
 
-def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
+def test_the_hospital_conversation_never_snowballs_in_browser(shared_app):
     """Issue 20: four turns typed into the chat; the follow-up is searched with the previous user
     question only, and one click searches it on its own."""
-    with sample_chat(tmp_path) as (page, chat, log):
+    with chat_page(*shared_app) as (page, chat, log):
         for turn, question in enumerate(HOSPITAL, start=1):
             type_question(page, chat, question, turn)
         searched = page.get_by_text("Searched as:", exact=False)
@@ -479,11 +482,11 @@ def test_the_hospital_conversation_never_snowballs_in_browser(tmp_path):
 SLOW_LEAK = "A slow leak under the sink ruined my kitchen floor. Will you pay?"
 
 
-def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(tmp_path):
+def test_the_slow_leak_answer_leads_with_the_exclusion_in_browser(shared_app):
     """Issue 21: the clause that decides a coverage question comes first, labelled Not covered,
     and its panel highlights that item; asked next "…only 3 weeks?" after an empty-house question,
     the definition of Unoccupied is quoted."""
-    with sample_chat(tmp_path, height=900) as (page, chat, log):
+    with chat_page(*shared_app, height=900) as (page, chat, log):
         type_question(page, chat, SLOW_LEAK, 1)
         message = page.get_by_test_id("stChatMessage").nth(1)
         first = next(line for line in message.inner_text().splitlines() if line.startswith("1. "))
@@ -580,11 +583,11 @@ def open_panel(panel) -> None:
     image.wait_for(state="visible")
 
 
-def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(tmp_path):
+def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(shared_app, tmp_path):
     """Issue 22: the same conversation at 1400×1000, 1280×720 and 390×844 (each a reload, which
     reopens it from the address): the source's page cropped to the quote, buttons whole at 1280,
     and on a phone a readable page image and evidence cards instead of the grid."""
-    with sample_chat(tmp_path, width=1400, height=1000) as (page, chat, log):
+    with chat_page(*shared_app, width=1400, height=1000) as (page, chat, log):
         type_question(page, chat, SLOW_LEAK, 1)
         assert "?c=" in page.url, page.url  # the conversation is named in the address
         message = page.get_by_test_id("stChatMessage").nth(1)
