@@ -191,7 +191,7 @@ def ask(bot: PolicyBot, question: str, options: AskOptions, alone: bool = False)
             if isinstance(event, StageEvent):
                 status.update(label=ANSWER_STAGES.get(event.name, event.name))
             elif isinstance(event, StandaloneEvent):
-                status.write(escape_markdown(f"Searching as: {event.question}"))
+                status.write(escape_markdown(f"Searched as: {event.question}"))
             elif isinstance(event, PassagesEvent) and event.passages:
                 lines = "\n".join(f"- {escape_markdown(c.label)}" for c in event.passages[:3])
                 preview.markdown(f"**Closest passages so far:**\n{lines}")

@@ -346,7 +346,7 @@ def ask(
             elif isinstance(event, StageEvent):
                 err.print(f"[dim]{ANSWER_STAGES[event.name]}[/dim]", highlight=False)
             elif isinstance(event, StandaloneEvent):
-                err.print(f"[dim]searching for: {escape(event.question)}[/dim]", highlight=False)
+                err.print(f"[dim]searched as: {escape(event.question)}[/dim]", highlight=False)
             # The model's words are not printed as they come: every sentence is checked against
             # its passage first, and a draft that does not check out is never shown (issue 21).
     except PolicyBotError as exc:
