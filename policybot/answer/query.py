@@ -156,8 +156,8 @@ class QueryWriter:
 
 
 def after_first_pass(request: PlanRequest, plan: QueryPlan) -> QueryPlan:
-    """A follow-up's plan searched after what the first pass searched (the question with its
-    context, and alone), never instead of it: a weak model's standalone question drops the
+    """A model's plan searched after what the first pass searched (the question; a follow-up: with
+    its context, and alone), never instead of it: a weak model's standalone question drops the
     conversation's topic ("and if it was only 3 weeks?") or changes it, and then counts only as far
     as its passages agree with the first pass's (``pipeline._settled``). Without a standalone from the
     model, the question is answered as the first pass searched it."""
@@ -214,7 +214,7 @@ class QueryPlanner:
                 if confident:  # one short call is enough: the first pass already found the passages
                     standalone = writer.condense(request.question, history, usage)
                     return after_first_pass(request, QueryPlan(standalone, [standalone], expansion=skipped))
-                plan = after_first_pass(request, writer.expand(request.question, request.summary, usage, history))
+                plan = writer.expand(request.question, request.summary, usage, history)
         elif confident:
             return QueryPlan(searched, list(request.searched), expansion=skipped)
         else:
@@ -222,7 +222,7 @@ class QueryPlanner:
             with timings.measure("expansion"):
                 plan = writer.expand(request.question, request.summary, usage)
         plan.expansion = plan.status()
-        return plan
+        return after_first_pass(request, plan)
 
 
 _CLAUSE_REF = re.compile(
