@@ -214,7 +214,7 @@ class AnswerPipeline:
 
     def _settled(self, plan: QueryPlan, first: FirstPass, lists: RankedLists) -> str:
         """The question the passages are scored against and the answer written to: a model's
-        standalone follow-up when its own passages agree with the first pass's (most of its best
+        standalone follow-up when its own passages agree with the first pass's (at least half of its best
         10 among the first pass's best 20), else the question as the first pass searched it."""
         if plan.standalone in first.queries or plan.standalone not in plan.queries:
             return plan.standalone
