@@ -212,7 +212,8 @@ class Settings(BaseSettings):
         True,
         description="When a question names one document, that document's passages are ordered by the whole "
         "question and by the question turned away from its naming words together (as BM25 searches without "
-        "them), on the whole question's cosines (eval/decisions/2026-11-27-naming-direction.md).",
+        "them), the turned order counting as far as the naming words are not the question's topic, on the "
+        "whole question's cosines (eval/decisions/2026-11-27-naming-direction.md).",
     )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------

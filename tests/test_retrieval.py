@@ -5,7 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from policybot.answer.retrieval import ListKey, RankFusion, in_order_of, without_direction
+from policybot.answer.retrieval import (
+    ListKey,
+    RankFusion,
+    blended,
+    in_order_of,
+    naming_is_topic,
+    without_direction,
+)
 from policybot.core.rows import doc_of
 from policybot.service import PolicyBot, PolicyBotError
 from policybot.store.lexical import LexicalIndex, Tokenizer
@@ -323,6 +330,29 @@ def test_a_named_document_s_passages_are_ranked_by_what_the_question_asks_not_by
     # Only the order changes: the list keeps the whole question's cosines, which the probes, the
     # bands and the expansion gate were measured against.
     assert level == whole_level
+
+
+def test_naming_words_that_are_the_topic_count_for_more_than_a_party_s_name(sectioned_contracts):
+    """The turned order counts as far as the naming words are not what is asked (``naming_is_topic``,
+    the packaged model's vectors): a party's name beside "What law governs" is unrelated to it, so
+    the turned order leads; "intellectual property agreement" beside "Who owns the inventions" is
+    the question's topic, so the whole question's order leads."""
+    embed = sectioned_contracts.components.retriever.dense.embedder.embed_query
+    name = naming_is_topic(embed("supply agreement Zenbo Industries"), embed("What law governs our with ?"))
+    topic = naming_is_topic(embed("intellectual property agreement"), embed("Who owns the inventions made under our ?"))
+    assert 0.0 <= name < topic / 2
+    assert topic <= 1.0
+
+
+def test_two_rankings_blend_by_their_weight():
+    first = [("a", 0.9), ("b", 0.6), ("d", 0.1)]
+    second = [("b", 0.8), ("c", 0.7), ("a", 0.2)]
+    assert [cid for cid, _ in blended(first, second, 1.0)][:2] == ["a", "b"]
+    assert [cid for cid, _ in blended(first, second, 0.0)][:2] == ["b", "c"]
+    # An even blend: a chunk one list lacks takes that list's lowest score (c: (.1 + .7) / 2).
+    even = blended(first, second, 0.5)
+    assert [cid for cid, _ in even] == ["b", "a", "c", "d"]
+    assert [score for _, score in even] == pytest.approx([0.7, 0.55, 0.4, 0.15])
 
 
 def test_a_ranking_in_another_order_keeps_its_scores():

@@ -263,16 +263,24 @@ class HybridRetriever:
     def _own_dense(self, query: str, n: int, favoured: list[str], named: Sequence[NamedDocument]) -> Ranked:
         """The named documents' own best passages by the dense query. With ``naming_direction`` and
         one named document, their order is that of the whole question and of the question turned
-        away from its naming words together (the mean of the two, each on the whole question's
-        cosines); the list keeps the whole question's cosines in that order (``in_order_of``).
-        Turned alone, the order lost contracts whose naming words are also their topic
-        ("intellectual property agreement"); with two named documents one of them is often named by
-        such words, and nothing is turned (record 2026-11-27-naming-direction)."""
+        away from its naming words together, each on the whole question's cosines; the list keeps
+        the whole question's cosines in that order (``in_order_of``).
+
+        The turned order counts as far as the naming words are *not* what is asked (``naming_is_topic``):
+        a party's name ("Zenbo Industries") says which document, and the turned order leads; in
+        "intellectual property agreement" or "Bereavement Support Payment" the name is the topic,
+        and the whole question's order leads. Turned alone, the order lost contracts whose naming
+        words are their topic; the even mean of the two was the uninformed weight until this
+        per-question one (record 2026-11-27-naming-direction, addenda). With two named documents
+        nothing is turned (one of them is often named by such words)."""
         own = self.dense.run(query, n, favoured)
-        if not self.naming_direction or len(favoured) != 1:
+        words = naming_words(query, named)
+        if not self.naming_direction or len(favoured) != 1 or not words:
             return own
-        turned = in_order_of(self.dense.run(query, n, favoured, naming_words(query, named)), own)
-        return in_order_of(_averaged(turned, own), own)
+        embed = self.dense.embedder.embed_query
+        topic = naming_is_topic(embed(words), embed(without_naming(query, named)))
+        turned = in_order_of(self.dense.run(query, n, favoured, words), own)
+        return in_order_of(blended(turned, own, 1.0 - topic), own)
 
     @property
     def words_only(self) -> str | None:
@@ -337,13 +345,23 @@ def in_order_of(order: Ranked, scale: Ranked) -> Ranked:
     return [(cid, score) for (cid, _), score in zip(order, scores)]
 
 
-def _averaged(first: Ranked, second: Ranked) -> Ranked:
-    """Two rankings by the same measure as one by the mean of each chunk's two scores (a chunk one
-    list lacks gets that list's lowest score), best first."""
+def naming_is_topic(naming: np.ndarray, rest: np.ndarray) -> float:
+    """How far a question's naming words are also what it asks, from 0 (a name: "Zenbo Industries"
+    beside "What law governs …") to 1: the cosine of their vector with that of the rest of the
+    question, below 0 taken as 0. No constant: unrelated words score near 0 by the model's own scale."""
+    return float(min(1.0, max(0.0, float(naming @ rest))))
+
+
+def blended(first: Ranked, second: Ranked, weight: float) -> Ranked:
+    """Two rankings by the same measure as one by each chunk's weighted mean score, ``weight`` on
+    ``first`` (a chunk one list lacks gets that list's lowest score), best first."""
     a, b = dict(first), dict(second)
     floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
     ids = dict.fromkeys([*a, *b])
-    return sorted(((cid, (a.get(cid, floor_a) + b.get(cid, floor_b)) / 2) for cid in ids), key=lambda x: -x[1])
+    return sorted(
+        ((cid, weight * a.get(cid, floor_a) + (1.0 - weight) * b.get(cid, floor_b)) for cid in ids),
+        key=lambda x: -x[1],
+    )
 
 
 def _merged(first: Ranked, second: Ranked) -> Ranked:
