@@ -274,8 +274,8 @@ class HybridRetriever:
         per-question one (record 2026-11-27-naming-direction, addenda). With two named documents
         nothing is turned (one of them is often named by such words)."""
         own = self.dense.run(query, n, favoured)
-        words = naming_words(query, named)
-        if not self.naming_direction or len(favoured) != 1 or not words:
+        words = naming_words(query, named) if self.naming_direction and len(favoured) == 1 else ""
+        if not words:
             return own
         embed = self.dense.embedder.embed_query
         topic = naming_is_topic(embed(words), embed(without_naming(query, named)))
@@ -348,8 +348,10 @@ def in_order_of(order: Ranked, scale: Ranked) -> Ranked:
 def naming_is_topic(naming: np.ndarray, rest: np.ndarray) -> float:
     """How far a question's naming words are also what it asks, from 0 (a name: "Zenbo Industries"
     beside "What law governs …") to 1: the cosine of their vector with that of the rest of the
-    question, below 0 taken as 0. No constant: unrelated words score near 0 by the model's own scale."""
-    return float(min(1.0, max(0.0, float(naming @ rest))))
+    question, below 0 taken as 0. No constant is fitted: with MiniLM unrelated words score near 0; a
+    more anisotropic model scores them higher, which leans towards the whole question's order, the
+    cautious side (provisional for the paper profile: record 2026-11-27-naming-direction)."""
+    return min(1.0, max(0.0, float(naming @ rest)))
 
 
 def blended(first: Ranked, second: Ranked, weight: float) -> Ranked:
