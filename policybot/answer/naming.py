@@ -55,15 +55,21 @@ def without_naming(question: str, named: Sequence[NamedDocument]) -> str:
     say which document, not which of its passages ("What law governs our manufacturing agreement
     with AMAG?" ranks AMAG's passages by "What law governs"). The question itself when nothing
     is left."""
-    kept, _ = _naming_split(question, named)
-    return " ".join(kept) if any(words_of(t) for t in kept) else question
+    return split_naming(question, named)[0]
 
 
 def naming_words(question: str, named: Sequence[NamedDocument]) -> str:
     """The words of the question that name its documents ("manufacturing agreement AMAG"), or ""
     when none do or nothing else is left."""
+    return split_naming(question, named)[1]
+
+
+def split_naming(question: str, named: Sequence[NamedDocument]) -> tuple[str, str]:
+    """``without_naming`` and ``naming_words`` from one reading of the question."""
     kept, naming = _naming_split(question, named)
-    return " ".join(naming) if any(words_of(t) for t in kept) else ""
+    if not any(words_of(t) for t in kept):
+        return question, ""
+    return " ".join(kept), " ".join(naming)
 
 
 def _naming_split(question: str, named: Sequence[NamedDocument]) -> tuple[list[str], list[str]]:

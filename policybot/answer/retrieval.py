@@ -17,7 +17,7 @@ from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from policybot.answer.naming import NamedDocument, naming_words, without_naming
+from policybot.answer.naming import NamedDocument, split_naming
 from policybot.answer.query import clause_references, section_matches, split_item
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
@@ -240,12 +240,12 @@ class HybridRetriever:
         direction (``naming_direction``, ``_own_dense``)."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
-        words = without_naming(query, named) if favoured else query
+        words, naming = split_naming(query, named) if favoured else (query, "")
         dense = self.dense.run(query, n, doc_ids)
         lexical = self.lexical.run(words, n, doc_ids)
         if favoured:
             others = [(cid, score) for cid, score in dense if doc_of(cid) not in favoured]
-            dense = _merged(others, self._own_dense(query, n, favoured, named))
+            dense = _merged(others, self._own_dense(query, n, favoured, (words, naming)))
             lexical = _merged(lexical, self.lexical.run(words, n, favoured))
         if self.mode == "rrf":
             plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
@@ -260,7 +260,7 @@ class HybridRetriever:
             lists[ListKey("plain", query_index)] = plain
         return lists
 
-    def _own_dense(self, query: str, n: int, favoured: list[str], named: Sequence[NamedDocument]) -> Ranked:
+    def _own_dense(self, query: str, n: int, favoured: list[str], split: tuple[str, str]) -> Ranked:
         """The named documents' own best passages by the dense query. With ``naming_direction`` and
         one named document, their order is that of the whole question and of the question turned
         away from its naming words together, each on the whole question's cosines; the list keeps
@@ -272,13 +272,14 @@ class HybridRetriever:
         and the whole question's order leads. Turned alone, the order lost contracts whose naming
         words are their topic; the even mean of the two was the uninformed weight until this
         per-question one (record 2026-11-27-naming-direction, addenda). With two named documents
-        nothing is turned (one of them is often named by such words)."""
+        nothing is turned (one of them is often named by such words). ``split``: the question
+        without its naming words, and those words (``naming.split_naming``)."""
         own = self.dense.run(query, n, favoured)
-        words = naming_words(query, named) if self.naming_direction and len(favoured) == 1 else ""
-        if not words:
+        asks, words = split
+        if not (words and self.naming_direction and len(favoured) == 1):
             return own
         embed = self.dense.embedder.embed_query
-        topic = naming_is_topic(embed(words), embed(without_naming(query, named)))
+        topic = naming_is_topic(embed(words), embed(asks))
         turned = in_order_of(self.dense.run(query, n, favoured, words), own)
         return in_order_of(blended(turned, own, 1.0 - topic), own)
 
