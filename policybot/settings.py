@@ -152,7 +152,8 @@ class Settings(BaseSettings):
     max_chunk_tokens: int | None = Field(
         None,
         description="Hard cap per chunk, in the embedder's tokens. Default: the smallest input "
-        "window of the profile's embedding model and reranker, so no model silently drops text.",
+        "window of the profile's embedding model and reranker, so no model silently drops text; smaller "
+        "and larger sizes were measured on every set (eval/decisions/2026-11-28-chunk-size.md).",
     )
     contextual_header: bool = Field(
         True, description="Index each chunk with its document title and section path prepended."
