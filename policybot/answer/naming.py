@@ -58,14 +58,9 @@ def without_naming(question: str, named: Sequence[NamedDocument]) -> str:
     return split_naming(question, named)[0]
 
 
-def naming_words(question: str, named: Sequence[NamedDocument]) -> str:
-    """The words of the question that name its documents ("manufacturing agreement AMAG"), or ""
-    when none do or nothing else is left."""
-    return split_naming(question, named)[1]
-
-
 def split_naming(question: str, named: Sequence[NamedDocument]) -> tuple[str, str]:
-    """``without_naming`` and ``naming_words`` from one reading of the question."""
+    """The question without its naming words (``without_naming``), and those words
+    ("manufacturing agreement AMAG"): "" when none name a document or nothing else is left."""
     kept, naming = _naming_split(question, named)
     if not any(words_of(t) for t in kept):
         return question, ""
