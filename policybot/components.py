@@ -21,6 +21,7 @@ from policybot.answer.query import section_matches
 from policybot.answer.references import Glossary, ReferenceFollower, glossary_of
 from policybot.answer.retrieval import HybridRetriever
 from policybot.answer.scoring import Thresholds
+from policybot.answer.token_match import TokenMatch
 from policybot.core.probes import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
 from policybot.core.rows import DocumentRow, doc_of
 from policybot.errors import DiskFull, is_disk_full
@@ -125,6 +126,7 @@ class Components:
                 s.fusion_dense_weight,
                 s.named_document_boost,
                 s.naming_direction,
+                TokenMatch(self.embedder, s.token_match_depth, s.token_match_weight) if s.token_match else None,
             ),
         )
 

@@ -216,6 +216,16 @@ class Settings(BaseSettings):
         "them), the turned order counting as far as the naming words are not the question's topic, on the "
         "whole question's cosines (eval/decisions/2026-11-27-naming-direction.md).",
     )
+    token_match: bool = Field(
+        True,
+        description="Re-order each query's best fused candidates by how well their word pieces match the "
+        "question's (late interaction on the embedding model's token vectors, rare pieces counting most; "
+        "eval/decisions/2026-11-28-token-match.md).",
+    )
+    token_match_depth: int = Field(30, ge=2, description="How many of the best fused candidates token match re-orders.")
+    token_match_weight: float = Field(
+        0.5, ge=0, description="Token match's weight beside the fused score, both standardised over the candidates."
+    )
 
     # --- answering (issue 3; thresholds measured in eval/decisions/) ----------------
     llm_mode: Literal["auto", "off"] = Field("auto", description="off: always answer extractively (no LLM).")

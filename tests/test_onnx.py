@@ -140,3 +140,18 @@ def test_doctor_names_the_backend_and_the_export_command(models_dir, tmp_path):
     asked = backend_check(embedding_backend="onnx")
     assert not asked.ok and asked.required and "export-onnx" in (asked.fix or "")
     assert backend_check(embedding_backend="torch").ok
+
+
+def test_the_export_gives_torch_token_vectors(models_dir, tmp_path):
+    """Token match (answer/token_match.py) reads the same word pieces and vectors on either backend."""
+    torch_embedder = Embedder(MINILM, make_settings(tmp_path / "a", device="cpu", embedding_backend="torch"))
+    onnx_embedder = Embedder(
+        MINILM, make_settings(tmp_path / "b", device="cpu", models_dir=models_dir, embedding_backend="onnx")
+    )
+    expected, got = torch_embedder.token_vectors(TEXTS), onnx_embedder.token_vectors(TEXTS)
+    assert [t.pieces for t in got] == [t.pieces for t in expected]
+    assert "[CLS]" not in got[0].pieces and "[SEP]" not in got[0].pieces
+    assert len(got[2].pieces) == torch_embedder.max_tokens  # truncated to the window, like the vectors
+    for a, b in zip(got, expected):
+        assert a.vectors.shape == b.vectors.shape == (len(a.pieces), 384)
+        assert float((a.vectors * b.vectors).sum(axis=1).min()) >= 0.999

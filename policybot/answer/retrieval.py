@@ -19,6 +19,7 @@ import numpy as np
 
 from policybot.answer.naming import NamedDocument, split_naming
 from policybot.answer.query import clause_references, section_matches, split_item
+from policybot.answer.token_match import TokenMatch
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
 from policybot.errors import IndexUnavailable
@@ -212,6 +213,7 @@ class HybridRetriever:
         dense_weight: float = 0.5,
         named_boost: float = 3.0,
         naming_direction: bool = False,
+        token_match: TokenMatch | None = None,
     ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
@@ -223,6 +225,7 @@ class HybridRetriever:
         self.named_boost = named_boost
         self.naming_direction = naming_direction
         self.candidates = candidates
+        self.token_match = token_match
 
     def lists(
         self,
@@ -237,7 +240,9 @@ class HybridRetriever:
         passages join the candidates) and favoured in the fusion (``plain`` keeps the fusion
         without that), BM25 ranks passages by the question without the words that name them, and
         the dense order inside the named document also follows the question without their
-        direction (``naming_direction``, ``_own_dense``)."""
+        direction (``naming_direction``, ``_own_dense``). With ``token_match``, each fused list's best
+        candidates are then re-ordered by how well their word pieces match the question's
+        (``answer/token_match.py``), the question read without its naming words."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words, naming = split_naming(query, named) if favoured else (query, "")
@@ -251,10 +256,14 @@ class HybridRetriever:
             plain = [(f.chunk_id, f.score) for f in self.fusion.run({"dense": dense, "lexical": lexical})]
         else:
             plain = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
+        hybrid = self._favour(plain, set(favoured))
+        if self.token_match is not None:
+            hybrid = self.token_match.run(words, hybrid, self._texts)
+            plain = self.token_match.run(words, plain, self._texts) if favoured else plain
         lists = {
             ListKey("dense", query_index): dense,
             ListKey("lexical", query_index): lexical,
-            ListKey("hybrid", query_index): self._favour(plain, set(favoured)),
+            ListKey("hybrid", query_index): hybrid,
         }
         if favoured:
             lists[ListKey("plain", query_index)] = plain
@@ -282,6 +291,10 @@ class HybridRetriever:
         topic = naming_is_topic(embed(words), embed(asks))
         turned = in_order_of(self.dense.run(query, n, favoured, words), own)
         return in_order_of(blended(turned, own, 1.0 - topic), own)
+
+    def _texts(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        rows = self.dense.index.registry.chunks(self.dense.index.collection, list(chunk_ids))
+        return {cid: row.text for cid, row in rows.items()}
 
     @property
     def words_only(self) -> str | None:

@@ -72,6 +72,13 @@ CONFIGS: dict[str, EvalConfig] = {
         ),
         _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
         _cfg(
+            "no-token-match",
+            "fast, without re-ordering the best candidates by token match (late interaction)",
+            "pipeline",
+            fast_mode=True,
+            token_match=False,
+        ),
+        _cfg(
             "hyde",
             "pipeline + HyDE passage only",
             "pipeline",
@@ -217,6 +224,7 @@ _REPORTED_SETTINGS = (
     "list_lead_ins",
     "rrf_k",
     "fast_mode",
+    "token_match",
     "rerank",
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -74,6 +75,20 @@ def _backend_and_export(model: EmbeddingModel, settings: Settings) -> tuple[str,
     return ("onnx", export) if export is not None and export.same_vectors else ("torch", None)
 
 
+@dataclass(frozen=True)
+class TokenVectors:
+    """A text's word pieces as the model read them (special tokens left out, truncated to the
+    model's window) and their contextual vectors, unit length, one row per piece."""
+
+    pieces: tuple[str, ...]
+    vectors: np.ndarray
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
 class _TorchEncoder:
     """sentence-transformers on torch."""
 
@@ -105,6 +120,26 @@ class _TorchEncoder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
+        tokenizer = self.st.tokenizer
+        hidden = self.st.encode(
+            list(texts),
+            batch_size=batch_size,
+            output_value="token_embeddings",
+            convert_to_numpy=False,
+            show_progress_bar=False,
+        )
+        out = []
+        for text, states in zip(texts, hidden):
+            encoded = tokenizer(
+                text, truncation=True, max_length=self.max_seq_length, return_special_tokens_mask=True, verbose=False
+            )
+            keep = [i for i, special in enumerate(encoded["special_tokens_mask"]) if not special]
+            pieces = tokenizer.convert_ids_to_tokens([encoded["input_ids"][i] for i in keep])
+            rows = states.detach().float().cpu().numpy()[keep]
+            out.append(TokenVectors(tuple(pieces), unit_rows(rows)))
+        return out
 
 
 class Embedder:
@@ -169,6 +204,14 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.asarray(self._encoder.encode(list(texts), self.batch_size), dtype=np.float32)
+
+    def token_vectors(self, texts: Sequence[str]) -> list[TokenVectors]:
+        """Each text's word pieces and their contextual vectors (``TokenVectors``): what late
+        interaction compares (``answer/token_match.py``)."""
+        self.warm_up()
+        if not texts:
+            return []
+        return list(self._encoder.token_vectors(list(texts), self.batch_size))
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector, remembered: the first pass, the relevance check and the

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from policybot.errors import PolicyBotError
+from policybot.models.embeddings import TokenVectors, unit_rows
 from policybot.models.profiles import EmbeddingModel, load_source, local_dir_name
 from policybot.settings import Settings
 
@@ -154,6 +155,20 @@ class OnnxEncoder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out.append(pooled / np.maximum(norms, 1e-12))
         return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dimension), np.float32)
+
+    def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
+        """One text at a time (no padding): the last hidden state of each word piece the model read."""
+        out = []
+        for text in texts:
+            encoding = self._model.encode(text)
+            ids = np.array([encoding.ids], dtype=np.int64)
+            mask = np.array([encoding.attention_mask], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, {name: feeds[name] for name in self._inputs})[0][0]
+            flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
+            keep = [i for i, (m, special) in enumerate(flags) if m and not special]
+            out.append(TokenVectors(tuple(encoding.tokens[i] for i in keep), unit_rows(hidden[keep])))
+        return out
 
 
 # --- making an export ------------------------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""Token match: a second look at a query's best candidates, word piece by word piece.
+
+A sentence embedding squeezes a passage into one vector, so a citizen's own words ("my dog",
+"mudslide", "hand the contract over") must match the passage's meaning as a whole; BM25 matches
+only the same stems. Late interaction (ColBERT's MaxSim, BERTScore's recall) compares each word
+piece of the query with every word piece of the passage, in the embedding model's own contextual
+vectors, and averages the best matches. It needs no other model and no labels: the model that
+embeds the library reads the candidates once more (cached), and nothing is stored at ingestion.
+
+Each query piece counts by how rare it is among the candidates (inverse document frequency over
+the candidates themselves, as BERTScore weighs by IDF): a party name that every passage of a
+contract shares, or "agreement", counts for nothing, and the words that tell the passages apart
+decide. Stopwords and punctuation of the query are left out.
+
+The match does not replace the fused ranking: the best ``depth`` candidates are re-ordered by
+their fused score plus ``weight`` times their token match, both standardised over those
+candidates, and each keeps the score of the rank it lands on, so every later stage (the bands, the
+naming boost, the expansion guard) sees the fused scale it was measured on. Measured on every set:
+eval/decisions/2026-11-28-token-match.md.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from policybot.models.embeddings import Embedder, TokenVectors
+from policybot.store.lexical import STOPWORDS
+
+Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
+Texts = Callable[[Sequence[str]], Mapping[str, str]]  # chunk ids -> their texts
+
+
+class TokenMatch:
+    """Re-orders a ranked list's best candidates by fused score and token match together."""
+
+    def __init__(self, embedder: Embedder, depth: int = 30, weight: float = 0.5, cache_size: int = 512) -> None:
+        self.embedder = embedder
+        self.depth = depth
+        self.weight = weight
+        self.cache_size = cache_size
+        self._passages: OrderedDict[str, tuple[np.ndarray, frozenset[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def run(self, query: str, ranked: Ranked, texts: Texts) -> Ranked:
+        """``ranked`` with its best ``depth`` re-ordered (see the module's docstring); the rest as it was."""
+        top = ranked[: self.depth]
+        if len(top) < 2 or self.weight <= 0:
+            return ranked
+        ids = [cid for cid, _ in top]
+        match = self.scores(query, ids, texts)
+        if match is None:
+            return ranked
+        combined = standardised([score for _, score in top]) + self.weight * standardised(match)
+        order = sorted(range(len(ids)), key=lambda i: (-combined[i], i))
+        return [(ids[i], score) for i, (_, score) in zip(order, top)] + ranked[self.depth :]
+
+    def scores(self, query: str, ids: Sequence[str], texts: Texts) -> list[float] | None:
+        """Each candidate's IDF-weighted mean, over the query's pieces, of its best cosine with one of
+        the candidate's pieces; None when the query has no piece that tells the candidates apart."""
+        pieces = [p for p in self.embedder.token_vectors([query]) if len(p.pieces)]
+        if not pieces:
+            return None
+        words = content_pieces(pieces[0])
+        if not words:
+            return None
+        passages = self._passage_vectors(ids, texts)
+        weights = idf_weights([pieces[0].pieces[i] for i in words], [passages[cid][1] for cid in ids])
+        if weights is None:
+            return None
+        query_rows = pieces[0].vectors[words]
+        return [float((query_rows @ passages[cid][0].T).max(axis=1) @ weights) for cid in ids]
+
+    def _passage_vectors(self, ids: Sequence[str], texts: Texts) -> dict[str, tuple[np.ndarray, frozenset[str]]]:
+        with self._lock:
+            found = {cid: self._passages[cid] for cid in ids if cid in self._passages}
+        missing = [cid for cid in ids if cid not in found]
+        if missing:
+            text = texts(missing)
+            for cid, tokens in zip(missing, self.embedder.token_vectors([text.get(cid, "") for cid in missing])):
+                vectors = tokens.vectors if len(tokens.pieces) else np.zeros((1, tokens.vectors.shape[-1]), np.float32)
+                found[cid] = (vectors.astype(np.float16), frozenset(tokens.pieces))
+        with self._lock:
+            for cid in ids:
+                self._passages[cid] = found[cid]
+                self._passages.move_to_end(cid)
+            while len(self._passages) > self.cache_size:
+                self._passages.popitem(last=False)
+        return {cid: (found[cid][0].astype(np.float32), found[cid][1]) for cid in ids}
+
+
+def content_pieces(tokens: TokenVectors) -> list[int]:
+    """Positions of the query's pieces that carry content: not a stopword, not punctuation."""
+    return [i for i, piece in enumerate(tokens.pieces) if piece not in STOPWORDS and any(ch.isalnum() for ch in piece)]
+
+
+def idf_weights(pieces: Sequence[str], candidates: Sequence[frozenset[str]]) -> np.ndarray | None:
+    """Each query piece's weight, ``log((n + 1) / (df + 0.5))`` over the ``n`` candidates (never
+    below 0), normalised to sum to 1; None when every piece is in every candidate."""
+    n = len(candidates)
+    raw = np.array([max(0.0, math.log((n + 1) / (sum(p in c for c in candidates) + 0.5))) for p in pieces])
+    total = float(raw.sum())
+    return raw / total if total > 0 else None
+
+
+def standardised(values: Sequence[float]) -> np.ndarray:
+    """``values`` as z-scores over themselves (all zero when they are all equal)."""
+    a = np.asarray(values, dtype=np.float64)
+    spread = float(a.std())
+    return (a - a.mean()) / spread if spread > 0 else np.zeros_like(a)

@@ -1,0 +1,125 @@
+"""Token match: the best fused candidates re-ordered by late interaction on the packaged model's
+word-piece vectors, rare query pieces counting most, the fused scale kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from policybot.answer.naming import split_naming
+from policybot.answer.retrieval import ListKey
+from policybot.answer.token_match import TokenMatch, content_pieces, idf_weights, standardised
+from policybot.models.embeddings import TokenVectors
+from policybot.service import PolicyBot
+from tests import pdfs
+from tests.conftest import make_settings
+
+TEXTS = {
+    "fences": "Storm damage to fences and gates is not covered.",
+    "pets": "Damage caused by pets or domestic animals chewing, scratching or tearing is not covered.",
+    "car": "Theft from an unlocked car is not covered.",
+}
+
+
+def lookup(calls: list[list[str]] | None = None):
+    def texts(ids):
+        if calls is not None:
+            calls.append(list(ids))
+        return {cid: TEXTS[cid] for cid in ids}
+
+    return texts
+
+
+def test_a_passage_that_matches_the_citizen_s_words_in_meaning_moves_up(embedder):
+    fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
+    match = TokenMatch(embedder, weight=2.0)
+    scores = match.scores("My dog chewed the sofa, am I covered?", list(TEXTS), lookup())
+    assert scores is not None and scores[1] == max(scores)  # "dog", "chewed" meet "pets", "chewing"
+    ranked = match.run("My dog chewed the sofa, am I covered?", fused, lookup())
+    assert [cid for cid, _ in ranked][0] == "pets"
+    assert [score for _, score in ranked] == [0.9, 0.8, 0.7]  # each rank keeps the fused scale
+
+
+def test_no_weight_or_one_candidate_leaves_the_order_alone(embedder):
+    fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
+    assert TokenMatch(embedder, weight=0.0).run("my dog chewed the sofa", fused, lookup()) == fused
+    assert TokenMatch(embedder).run("my dog chewed the sofa", fused[:1], lookup()) == fused[:1]
+
+
+def test_only_the_best_candidates_are_looked_at_again_and_their_pieces_are_kept(embedder):
+    fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
+    calls: list[list[str]] = []
+    match = TokenMatch(embedder, depth=2, weight=2.0)
+    first = match.run("My dog chewed the sofa", fused, lookup(calls))
+    assert first[2] == ("car", 0.7)  # below the depth: untouched
+    assert calls == [["fences", "pets"]]
+    match.run("Did the storm knock my fence down?", fused, lookup(calls))
+    assert calls == [["fences", "pets"]]  # the passages' pieces were kept, not read again
+
+
+def test_the_cache_keeps_at_most_its_size(embedder):
+    match = TokenMatch(embedder, weight=1.0, cache_size=2)
+    match.scores("my dog chewed the sofa", list(TEXTS), lookup())
+    assert len(match._passages) == 2
+
+
+def test_a_query_piece_every_candidate_shares_counts_least():
+    weights = idf_weights(["zenbo", "assign", "delaware"], [frozenset({"zenbo", "assign"}), frozenset({"zenbo"})])
+    assert weights is not None and abs(float(weights.sum()) - 1.0) < 1e-9
+    zenbo, assign, delaware = weights
+    assert zenbo < assign < delaware
+    assert idf_weights([], [frozenset({"zenbo"})]) is None
+
+
+def test_stopwords_and_punctuation_of_the_query_are_left_out():
+    tokens = TokenVectors(("can", "i", "hand", "the", "contract", "over", "?"), np.eye(7, dtype=np.float32))
+    assert [tokens.pieces[i] for i in content_pieces(tokens)] == ["hand", "contract", "over"]
+
+
+def test_standardised_values_and_equal_ones():
+    assert np.allclose(standardised([1.0, 2.0, 3.0]), [-1.224744871, 0.0, 1.224744871])
+    assert np.allclose(standardised([2.0, 2.0]), [0.0, 0.0])
+
+
+@pytest.fixture(scope="module")
+def contracts(tmp_path_factory):
+    """Two agreements whose every passage names their parties."""
+    root = tmp_path_factory.mktemp("token-contracts")
+    bot = PolicyBot(make_settings(root / "home"))
+    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
+        path = pdfs.simple_pdf(
+            root / f"{stem}.pdf",
+            [
+                f"This Supply Agreement is made between Acme Corp and {party} Industries. {party} supplies the parts.",
+                f"{party} shall deliver the parts to Acme within 30 days of each order placed by Acme.",
+                f"This Agreement between Acme and {party} is governed by the laws of the State of Delaware.",
+                f"Neither Acme nor {party} may assign this Agreement without the other party's written consent.",
+            ],
+            heading="Supply Agreement",
+        )
+        assert bot.ingest_file(path).status == "ingested"
+    return bot
+
+
+def test_each_fused_list_is_reordered_by_the_question_without_its_naming_words(contracts):
+    c = contracts.components
+    docs = c.index.documents()
+    ids = [d.doc_id for d in docs]
+    question = "Can Zenbo hand our supply agreement over to another company?"
+    named = c.name_documents(question, docs)
+    retriever = c.retriever
+    match = retriever.token_match
+    assert isinstance(match, TokenMatch)  # on by default
+    with_match = retriever.lists(question, ids, named=named)
+    retriever.token_match = None
+    try:
+        without = retriever.lists(question, ids, named=named)
+    finally:
+        retriever.token_match = match
+    words = split_naming(question, named)[0] if named else question
+    for kind in ("hybrid", "plain") if named else ("hybrid",):
+        expected = match.run(words, without[ListKey(kind)], retriever._texts)
+        assert with_match[ListKey(kind)] == expected
+    assert with_match[ListKey("dense")] == without[ListKey("dense")]  # each retriever's own list stays
+    top = c.registry.chunks(c.index.collection, [with_match[ListKey("hybrid")][0][0]])
+    assert "assign" in next(iter(top.values())).text
