@@ -85,7 +85,7 @@ def test_standardised_values_and_equal_ones():
 def contracts(tmp_path_factory):
     """Two agreements whose every passage names their parties."""
     root = tmp_path_factory.mktemp("token-contracts")
-    bot = PolicyBot(make_settings(root / "home"))
+    bot = PolicyBot(make_settings(root / "home", token_match=True))
     for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
         path = pdfs.simple_pdf(
             root / f"{stem}.pdf",
@@ -109,7 +109,7 @@ def test_each_fused_list_is_reordered_by_the_question_without_its_naming_words(c
     named = c.name_documents(question, docs)
     retriever = c.retriever
     match = retriever.token_match
-    assert isinstance(match, TokenMatch)  # on by default
+    assert isinstance(match, TokenMatch)
     with_match = retriever.lists(question, ids, named=named)
     retriever.token_match = None
     try:
@@ -123,3 +123,10 @@ def test_each_fused_list_is_reordered_by_the_question_without_its_naming_words(c
     assert with_match[ListKey("dense")] == without[ListKey("dense")]  # each retriever's own list stays
     top = c.registry.chunks(c.index.collection, [with_match[ListKey("hybrid")][0][0]])
     assert "assign" in next(iter(top.values())).text
+
+
+def test_off_by_default_as_its_record_decides(tmp_path):
+    """It costs the privacy policies 5 questions of R@5 (eval/decisions/2026-11-28-token-match.md)."""
+    assert PolicyBot(make_settings(tmp_path / "home")).components.retriever.token_match is None
+    on = PolicyBot(make_settings(tmp_path / "on", token_match=True)).components.retriever.token_match
+    assert isinstance(on, TokenMatch) and on.depth == 10 and on.weight == 0.5

@@ -16,7 +16,8 @@ The match does not replace the fused ranking: the best ``depth`` candidates are 
 their fused score plus ``weight`` times their token match, both standardised over those
 candidates, and each keeps the score of the rank it lands on, so every later stage (the bands, the
 naming boost, the expansion guard) sees the fused scale it was measured on. Measured on every set:
-eval/decisions/2026-11-28-token-match.md.
+eval/decisions/2026-11-28-token-match.md: it lifts the contracts and the citizen sets but costs
+the privacy policies more than noise, so it is off by default (``Settings.token_match``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ Texts = Callable[[Sequence[str]], Mapping[str, str]]  # chunk ids -> their texts
 class TokenMatch:
     """Re-orders a ranked list's best candidates by fused score and token match together."""
 
-    def __init__(self, embedder: Embedder, depth: int = 30, weight: float = 0.5, cache_size: int = 512) -> None:
+    def __init__(self, embedder: Embedder, depth: int = 10, weight: float = 0.5, cache_size: int = 512) -> None:
         self.embedder = embedder
         self.depth = depth
         self.weight = weight

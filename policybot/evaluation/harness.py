@@ -72,11 +72,11 @@ CONFIGS: dict[str, EvalConfig] = {
         ),
         _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
         _cfg(
-            "no-token-match",
-            "fast, without re-ordering the best candidates by token match (late interaction)",
+            "token-match",
+            "fast, the best candidates re-ordered by token match (late interaction; off by default)",
             "pipeline",
             fast_mode=True,
-            token_match=False,
+            token_match=True,
         ),
         _cfg(
             "hyde",
