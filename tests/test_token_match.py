@@ -44,6 +44,7 @@ def test_no_weight_or_one_candidate_leaves_the_order_alone(embedder):
     fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
     assert TokenMatch(embedder, weight=0.0).run("my dog chewed the sofa", fused, lookup()) == fused
     assert TokenMatch(embedder).run("my dog chewed the sofa", fused[:1], lookup()) == fused[:1]
+    assert TokenMatch(embedder).run("?", fused, lookup()) == fused  # no content piece to match
 
 
 def test_only_the_best_candidates_are_looked_at_again_and_their_pieces_are_kept(embedder):

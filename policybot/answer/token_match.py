@@ -63,17 +63,15 @@ class TokenMatch:
     def scores(self, query: str, ids: Sequence[str], texts: Texts) -> list[float] | None:
         """Each candidate's IDF-weighted mean, over the query's pieces, of its best cosine with one of
         the candidate's pieces; None when the query has no piece that tells the candidates apart."""
-        pieces = [p for p in self.embedder.token_vectors([query]) if len(p.pieces)]
-        if not pieces:
-            return None
-        words = content_pieces(pieces[0])
+        question = self.embedder.token_vectors([query])[0]
+        words = content_pieces(question)
         if not words:
             return None
         passages = self._passage_vectors(ids, texts)
-        weights = idf_weights([pieces[0].pieces[i] for i in words], [passages[cid][1] for cid in ids])
+        weights = idf_weights([question.pieces[i] for i in words], [passages[cid][1] for cid in ids])
         if weights is None:
             return None
-        query_rows = pieces[0].vectors[words]
+        query_rows = question.vectors[words]
         return [float((query_rows @ passages[cid][0].T).max(axis=1) @ weights) for cid in ids]
 
     def _passage_vectors(self, ids: Sequence[str], texts: Texts) -> dict[str, tuple[np.ndarray, frozenset[str]]]:
