@@ -131,6 +131,25 @@ def sample_home(dest: Path) -> Path:
     return dest
 
 
+def supply_contracts(root: Path, **overrides) -> PolicyBot:
+    """A library of two supply agreements whose every passage names their parties, as real
+    contracts do (Acme with Zenbo, Acme with Orlix)."""
+    bot = PolicyBot(make_settings(root / "home", **overrides))
+    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
+        path = pdfs.simple_pdf(
+            root / f"{stem}.pdf",
+            [
+                f"This Supply Agreement is made between Acme Corp and {party} Industries. {party} supplies the parts.",
+                f"{party} shall deliver the parts to Acme within 30 days of each order placed by Acme.",
+                f"This Agreement between Acme and {party} is governed by the laws of the State of Delaware.",
+                f"Neither Acme nor {party} may assign this Agreement without the other party's written consent.",
+            ],
+            heading="Supply Agreement",
+        )
+        assert bot.ingest_file(path).status == "ingested"
+    return bot
+
+
 def require_flood() -> Path:
     if not (FLOOD / "questions.jsonl").is_file():
         pytest.skip(f"eval set not found at {FLOOD} (../shared/eval-data/nfip-flood beside the project)")

@@ -17,7 +17,7 @@ from policybot.core.rows import doc_of
 from policybot.service import PolicyBot, PolicyBotError
 from policybot.store.lexical import LexicalIndex, Tokenizer
 from tests import pdfs
-from tests.conftest import make_settings
+from tests.conftest import make_settings, supply_contracts
 
 
 @pytest.fixture(scope="module")
@@ -210,21 +210,7 @@ def test_dense_search_over_most_of_the_library_skips_the_filter_but_keeps_the_sc
 @pytest.fixture(scope="module")
 def contracts(tmp_path_factory):
     """Two agreements whose every passage names their parties, as real contracts do."""
-    root = tmp_path_factory.mktemp("contracts")
-    bot = PolicyBot(make_settings(root / "home"))
-    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
-        path = pdfs.simple_pdf(
-            root / f"{stem}.pdf",
-            [
-                f"This Supply Agreement is made between Acme Corp and {party} Industries. {party} supplies the parts.",
-                f"{party} shall deliver the parts to Acme within 30 days of each order placed by Acme.",
-                f"This Agreement between Acme and {party} is governed by the laws of the State of Delaware.",
-                f"Neither Acme nor {party} may assign this Agreement without the other party's written consent.",
-            ],
-            heading="Supply Agreement",
-        )
-        assert bot.ingest_file(path).status == "ingested"
-    return bot
+    return supply_contracts(tmp_path_factory.mktemp("contracts"))
 
 
 def test_a_named_document_is_favoured_not_filtered(contracts):

@@ -11,8 +11,7 @@ from policybot.answer.retrieval import ListKey
 from policybot.answer.token_match import TokenMatch, content_pieces, idf_weights, standardised
 from policybot.models.embeddings import TokenVectors
 from policybot.service import PolicyBot
-from tests import pdfs
-from tests.conftest import make_settings
+from tests.conftest import make_settings, supply_contracts
 
 TEXTS = {
     "fences": "Storm damage to fences and gates is not covered.",
@@ -84,22 +83,8 @@ def test_standardised_values_and_equal_ones():
 
 @pytest.fixture(scope="module")
 def contracts(tmp_path_factory):
-    """Two agreements whose every passage names their parties."""
-    root = tmp_path_factory.mktemp("token-contracts")
-    bot = PolicyBot(make_settings(root / "home", token_match=True))
-    for stem, party in (("acme-zenbo-supply", "Zenbo"), ("acme-orlix-supply", "Orlix")):
-        path = pdfs.simple_pdf(
-            root / f"{stem}.pdf",
-            [
-                f"This Supply Agreement is made between Acme Corp and {party} Industries. {party} supplies the parts.",
-                f"{party} shall deliver the parts to Acme within 30 days of each order placed by Acme.",
-                f"This Agreement between Acme and {party} is governed by the laws of the State of Delaware.",
-                f"Neither Acme nor {party} may assign this Agreement without the other party's written consent.",
-            ],
-            heading="Supply Agreement",
-        )
-        assert bot.ingest_file(path).status == "ingested"
-    return bot
+    """Two agreements whose every passage names their parties, token match on."""
+    return supply_contracts(tmp_path_factory.mktemp("token-contracts"), token_match=True)
 
 
 def test_each_fused_list_is_reordered_by_the_question_without_its_naming_words(contracts):
