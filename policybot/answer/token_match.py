@@ -62,7 +62,7 @@ class TokenMatch:
 
     def scores(self, query: str, ids: Sequence[str], texts: Texts) -> list[float] | None:
         """Each candidate's IDF-weighted mean, over the query's pieces, of its best cosine with one of
-        the candidate's pieces; None when the query has no piece that tells the candidates apart."""
+        the candidate's pieces; None when the query has no content piece."""
         question = self.embedder.token_vectors([query])[0]
         words = content_pieces(question)
         if not words:
@@ -98,8 +98,8 @@ def content_pieces(tokens: TokenVectors) -> list[int]:
 
 
 def idf_weights(pieces: Sequence[str], candidates: Sequence[frozenset[str]]) -> np.ndarray | None:
-    """Each query piece's weight, ``log((n + 1) / (df + 0.5))`` over the ``n`` candidates (never
-    below 0), normalised to sum to 1; None when every piece is in every candidate."""
+    """Each query piece's weight, ``log((n + 1) / (df + 0.5))`` over the ``n`` candidates (a piece in
+    every candidate weighs almost nothing), normalised to sum to 1; None when there is no piece."""
     n = len(candidates)
     raw = np.array([max(0.0, math.log((n + 1) / (sum(p in c for c in candidates) + 0.5))) for p in pieces])
     total = float(raw.sum())
