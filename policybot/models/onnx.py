@@ -143,17 +143,14 @@ class OnnxEncoder:
         out = []
         for start in range(0, len(texts), batch_size):
             encodings = self._model.encode_batch(list(texts[start : start + batch_size]))
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, {name: feeds[name] for name in self._inputs})[0]
+            hidden = self._hidden(encodings)
             if self.pooling == "cls":
                 pooled = hidden[:, 0, :]
             else:
                 weights = mask[..., None].astype(np.float32)
                 pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out.append(pooled / np.maximum(norms, 1e-12))
+            out.append(unit_rows(pooled))
         return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dimension), np.float32)
 
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
@@ -161,14 +158,18 @@ class OnnxEncoder:
         out = []
         for text in texts:
             encoding = self._model.encode(text)
-            ids = np.array([encoding.ids], dtype=np.int64)
-            mask = np.array([encoding.attention_mask], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, {name: feeds[name] for name in self._inputs})[0][0]
+            hidden = self._hidden([encoding])[0]
             flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
             keep = [i for i, (m, special) in enumerate(flags) if m and not special]
             out.append(TokenVectors(tuple(encoding.tokens[i] for i in keep), unit_rows(hidden[keep])))
         return out
+
+    def _hidden(self, encodings: Sequence[Any]) -> np.ndarray:
+        """The model's last hidden state for a batch of (equally padded) encodings."""
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return np.asarray(self._session.run(None, {name: feeds[name] for name in self._inputs})[0])
 
 
 # --- making an export ------------------------------------------------------------------------------
