@@ -122,22 +122,20 @@ class _TorchEncoder:
         return np.asarray(vectors, dtype=np.float32)
 
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
+        """The model's word pieces and last hidden states, from one pass: ``output_value=None``
+        returns each text's ``input_ids`` beside its ``token_embeddings``, so nothing is tokenized
+        twice. The frame tokens ([CLS], [SEP], <s>, </s>) and padding are left out."""
         tokenizer = self.st.tokenizer
-        hidden = self.st.encode(
-            list(texts),
-            batch_size=batch_size,
-            output_value="token_embeddings",
-            convert_to_numpy=False,
-            show_progress_bar=False,
+        frame = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id}
+        features = self.st.encode(
+            list(texts), batch_size=batch_size, output_value=None, convert_to_numpy=False, show_progress_bar=False
         )
         out = []
-        for text, states in zip(texts, hidden):
-            encoded = tokenizer(
-                text, truncation=True, max_length=self.max_seq_length, return_special_tokens_mask=True, verbose=False
-            )
-            keep = [i for i, special in enumerate(encoded["special_tokens_mask"]) if not special]
-            pieces = tokenizer.convert_ids_to_tokens([encoded["input_ids"][i] for i in keep])
-            rows = states.detach().float().cpu().numpy()[keep]
+        for one in features:
+            ids, mask = one["input_ids"].tolist(), one["attention_mask"].tolist()
+            keep = [i for i, (token, real) in enumerate(zip(ids, mask)) if real and token not in frame]
+            pieces = tokenizer.convert_ids_to_tokens([ids[i] for i in keep])
+            rows = one["token_embeddings"].detach().float().cpu().numpy()[keep]
             out.append(TokenVectors(tuple(pieces), unit_rows(rows)))
         return out
 
