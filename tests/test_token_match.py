@@ -49,12 +49,33 @@ def test_no_weight_or_one_candidate_leaves_the_order_alone(embedder):
 def test_only_the_best_candidates_are_looked_at_again_and_their_pieces_are_kept(embedder):
     fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
     calls: list[list[str]] = []
-    match = TokenMatch(embedder, depth=2, weight=2.0)
+    match = TokenMatch(embedder, depth=2, pool=2, weight=2.0)
     first = match.run("My dog chewed the sofa", fused, lookup(calls))
     assert first[2] == ("car", 0.7)  # below the depth: untouched
     assert calls == [["fences", "pets"]]
     match.run("Did the storm knock my fence down?", fused, lookup(calls))
     assert calls == [["fences", "pets"]]  # the passages' pieces were kept, not read again
+
+
+def test_rarity_is_measured_over_a_wider_pool_than_is_reordered(embedder):
+    fused = [("fences", 0.9), ("pets", 0.8), ("car", 0.7)]
+    calls: list[list[str]] = []
+    match = TokenMatch(embedder, depth=2, weight=2.0)
+    assert match.pool == 4  # twice the depth by default
+    ranked = match.run("My dog chewed the sofa", fused, lookup(calls))
+    assert calls == [["fences", "pets", "car"]]  # read for the IDF ...
+    assert ranked[2] == ("car", 0.7)  # ... but not moved: below the depth
+    assert [cid for cid, _ in ranked[:2]] == ["pets", "fences"]
+
+
+def test_a_question_whose_words_its_first_passages_all_hold_is_left_alone(embedder):
+    """No gap to bridge: BM25 and the sentence vector have seen the question's own words."""
+    fused = [("car", 0.9), ("pets", 0.8), ("fences", 0.7)]
+    match = TokenMatch(embedder, weight=5.0)
+    question = "Storm damage to fences?"  # storm, damag, fenc: all in the third passage
+    assert not match.has_gap(question, ["car", "pets", "fences"], lookup())
+    assert match.run(question, fused, lookup()) == fused
+    assert match.has_gap("Did the storm knock my fence down?", ["car", "pets", "fences"], lookup())  # knock
 
 
 def test_the_cache_keeps_at_most_its_size(embedder):

@@ -25,71 +25,101 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from policybot.models.embeddings import Embedder, TokenVectors
-from policybot.store.lexical import STOPWORDS
+from policybot.store.lexical import STOPWORDS, Tokenizer
 
 Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
 Texts = Callable[[Sequence[str]], Mapping[str, str]]  # chunk ids -> their texts
+GAP_WINDOW = 5  # the first candidates, what a citizen reads, whose words say whether there is a gap to bridge
+
+
+class Passage(NamedTuple):
+    """What token match keeps of a passage once read: its piece vectors (float16), its pieces and
+    its words as BM25 reads them (lowercase, stemmed, stopwords dropped)."""
+
+    vectors: np.ndarray
+    pieces: frozenset[str]
+    words: frozenset[str]
 
 
 class TokenMatch:
-    """Re-orders a ranked list's best candidates by fused score and token match together."""
+    """Re-orders a ranked list's best candidates by fused score and token match together, when the
+    question has words its best candidates lack."""
 
-    def __init__(self, embedder: Embedder, depth: int = 10, weight: float = 0.5, cache_size: int = 512) -> None:
+    def __init__(
+        self, embedder: Embedder, depth: int = 10, weight: float = 0.5, pool: int | None = None, cache_size: int = 512
+    ) -> None:
         self.embedder = embedder
         self.depth = depth
         self.weight = weight
+        self.pool = max(pool or 2 * depth, depth)  # the candidates the IDF is taken over
         self.cache_size = cache_size
-        self._passages: OrderedDict[str, tuple[np.ndarray, frozenset[str]]] = OrderedDict()
+        self.tokenizer = Tokenizer()
+        self._passages: OrderedDict[str, Passage] = OrderedDict()
         self._lock = threading.Lock()
 
     def run(self, query: str, ranked: Ranked, texts: Texts) -> Ranked:
-        """``ranked`` with its best ``depth`` re-ordered (see the module's docstring); the rest as it was."""
+        """``ranked`` with its best ``depth`` re-ordered (see the module's docstring); the rest as it
+        was. Unchanged when every word of the question is already in one of its first passages."""
         top = ranked[: self.depth]
         if len(top) < 2 or self.weight <= 0:
             return ranked
-        ids = [cid for cid, _ in top]
+        ids = [cid for cid, _ in ranked[: self.pool]]
+        if not self.has_gap(query, ids[:GAP_WINDOW], texts):
+            return ranked
         match = self.scores(query, ids, texts)
         if match is None:
             return ranked
-        combined = standardised([score for _, score in top]) + self.weight * standardised(match)
-        order = sorted(range(len(ids)), key=lambda i: (-combined[i], i))
+        combined = standardised([score for _, score in top]) + self.weight * standardised(match[: len(top)])
+        order = sorted(range(len(top)), key=lambda i: (-combined[i], i))
         return [(ids[i], score) for i, (_, score) in zip(order, top)] + ranked[self.depth :]
+
+    def has_gap(self, query: str, ids: Sequence[str], texts: Texts) -> bool:
+        """Whether a word of the question (as BM25 reads it: stemmed, stopwords dropped) is in none
+        of the passages ``ids``: a gap between the question's words and the library's that BM25 and
+        the sentence vector may have bridged wrongly."""
+        words = set(self.tokenizer(query))
+        found = frozenset().union(*(p.words for p in self._read(ids, texts).values()))
+        return bool(words - found)
 
     def scores(self, query: str, ids: Sequence[str], texts: Texts) -> list[float] | None:
         """Each candidate's IDF-weighted mean, over the query's pieces, of its best cosine with one of
-        the candidate's pieces; None when the query has no content piece."""
+        the candidate's pieces, the IDF taken over ``ids``; None when the query has no content piece."""
         question = self.embedder.token_vectors([query])[0]
         words = content_pieces(question)
         if not words:
             return None
-        passages = self._passage_vectors(ids, texts)
-        weights = idf_weights([question.pieces[i] for i in words], [passages[cid][1] for cid in ids])
+        passages = self._read(ids, texts)
+        weights = idf_weights([question.pieces[i] for i in words], [passages[cid].pieces for cid in ids])
         if weights is None:
             return None
         query_rows = question.vectors[words]
-        return [float((query_rows @ passages[cid][0].T).max(axis=1) @ weights) for cid in ids]
+        return [float((query_rows @ passages[cid].vectors.astype(np.float32).T).max(axis=1) @ weights) for cid in ids]
 
-    def _passage_vectors(self, ids: Sequence[str], texts: Texts) -> dict[str, tuple[np.ndarray, frozenset[str]]]:
+    def _read(self, ids: Sequence[str], texts: Texts) -> dict[str, Passage]:
+        """The passages ``ids``, read once and kept (the ``cache_size`` last used)."""
         with self._lock:
             found = {cid: self._passages[cid] for cid in ids if cid in self._passages}
         missing = [cid for cid in ids if cid not in found]
         if missing:
             text = texts(missing)
-            for cid, tokens in zip(missing, self.embedder.token_vectors([text.get(cid, "") for cid in missing])):
+            bodies = [text.get(cid, "") for cid in missing]
+            for cid, body, tokens in zip(missing, bodies, self.embedder.token_vectors(bodies)):
                 vectors = tokens.vectors if len(tokens.pieces) else np.zeros((1, tokens.vectors.shape[-1]), np.float32)
-                found[cid] = (vectors.astype(np.float16), frozenset(tokens.pieces))
+                found[cid] = Passage(
+                    vectors.astype(np.float16), frozenset(tokens.pieces), frozenset(self.tokenizer(body))
+                )
         with self._lock:
             for cid in ids:
                 self._passages[cid] = found[cid]
                 self._passages.move_to_end(cid)
             while len(self._passages) > self.cache_size:
                 self._passages.popitem(last=False)
-        return {cid: (found[cid][0].astype(np.float32), found[cid][1]) for cid in ids}
+        return found
 
 
 def content_pieces(tokens: TokenVectors) -> list[int]:
