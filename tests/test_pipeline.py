@@ -224,6 +224,23 @@ def test_numbered_list_expansion_is_used(sample, with_llm):
     assert answer.queries[1:] == ["wear and tear exclusion", "gradual deterioration not covered"]
 
 
+def test_only_the_question_s_own_lists_get_token_match_s_second_look(sample, with_llm, monkeypatch):
+    """Expansions are written in the library's words; token match bridges a citizen's words to them."""
+    retriever = sample.components.retriever
+    original, calls = retriever.lists, []
+
+    def spy(query, doc_ids, query_index=0, candidates=None, named=(), reorder=True):
+        calls.append((query, reorder))
+        return original(query, doc_ids, query_index, candidates, named, reorder)
+
+    monkeypatch.setattr(retriever, "lists", spy)
+    with_llm("1. wear and tear exclusion\n2. gradual deterioration not covered", "It is excluded [1].")
+    sample.ask("Is wear-and-tear covered under the policy?")
+    assert ("Is wear-and-tear covered under the policy?", True) in calls
+    assert ("wear and tear exclusion", False) in calls and ("gradual deterioration not covered", False) in calls
+    assert all(not reorder for query, reorder in calls if query != "Is wear-and-tear covered under the policy?")
+
+
 def test_fast_mode_makes_no_call_before_the_answer(sample, with_llm):
     with_llm('"Wear and Tear is not covered under any section of this policy" [1]')
     answer = sample.ask("Is wear-and-tear covered under the policy?", fast=True)

@@ -195,7 +195,7 @@ class AnswerPipeline:
         planned = plan.queries[:own] == first.queries and len(plan.queries) > own
         lists: RankedLists = dict(first.lists)
         for i, query in enumerate(plan.queries[own:] if planned else [], start=own):
-            lists.update(retriever.lists(query, doc_ids, i, named=named))
+            lists.update(retriever.lists(query, doc_ids, i, named=named, reorder=False))
         refs = clause_references(plan.standalone)
         clause = retriever.clauses.run(refs, doc_ids) if refs else []
         ranking = ranked_for_fusion(lists)

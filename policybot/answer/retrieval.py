@@ -234,6 +234,7 @@ class HybridRetriever:
         query_index: int = 0,
         candidates: int | None = None,
         named: Sequence[NamedDocument] = (),
+        reorder: bool = True,
     ) -> RankedLists:
         """One query's dense and BM25 lists (``candidates`` each) and their fusion (``hybrid``, what
         ranks). ``named``: documents the question names. They are searched first (their own best
@@ -242,7 +243,9 @@ class HybridRetriever:
         the dense order inside the named document also follows the question without their
         direction (``naming_direction``, ``_own_dense``). With ``token_match``, each fused list's best
         candidates are then re-ordered by how well their word pieces match the question's
-        (``answer/token_match.py``), the question read without its naming words."""
+        (``answer/token_match.py``), the question read without its naming words; ``reorder=False``
+        leaves them as fused (an LLM's expansion, written in the library's words: token match
+        bridges a citizen's words to the library's, and was measured on the question's own lists)."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words, naming = split_naming(query, named) if favoured else (query, "")
@@ -257,7 +260,7 @@ class HybridRetriever:
         else:
             plain = ScoreFusion(self.calibrate(doc_ids), self.dense_weight).run(dense, lexical)
         hybrid = self._favour(plain, set(favoured))
-        if self.token_match is not None:
+        if self.token_match is not None and reorder:
             hybrid = self.token_match.run(words, hybrid, self._texts)
             plain = self.token_match.run(words, plain, self._texts) if favoured else plain
         lists = {
