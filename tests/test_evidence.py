@@ -55,6 +55,21 @@ def test_escape_of_water_table_has_cover_definition_deductible_and_unoccupancy(s
     assert report.llm.calls == 0
 
 
+def test_evidence_searches_without_token_match_s_second_look(sample, monkeypatch):
+    """It collects every passage that belongs; the order of the best ten is not worth re-reading them."""
+    retriever = sample.components.retriever
+    assert retriever.token_match is not None  # on by default, for answers
+    original, flags = retriever.lists, []
+
+    def spy(*args, **kwargs):
+        flags.append(kwargs.get("reorder", True))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(retriever, "lists", spy)
+    assert sample.evidence("escape of water", use_llm=False).rows
+    assert flags and not any(flags)
+
+
 def test_every_row_is_a_distinct_passage_with_a_located_quote(sample):
     report = sample.evidence("cancellation and refunds", use_llm=False)
     ids = [r.citation.chunk_id for r in report.rows]

@@ -9,6 +9,7 @@ import pytest
 from policybot.answer.naming import split_naming
 from policybot.answer.retrieval import ListKey
 from policybot.answer.token_match import TokenMatch, content_pieces, idf_weights, standardised
+from policybot.evaluation.harness import CONFIGS
 from policybot.models.embeddings import TokenVectors
 from policybot.service import PolicyBot
 from tests.conftest import make_settings, supply_contracts
@@ -132,8 +133,10 @@ def test_each_fused_list_is_reordered_by_the_question_without_its_naming_words(c
     assert "assign" in next(iter(top.values())).text
 
 
-def test_off_by_default_as_its_record_decides(tmp_path):
-    """It costs the privacy policies 5 questions of R@5 (eval/decisions/2026-11-28-token-match.md)."""
-    assert PolicyBot(make_settings(tmp_path / "home")).components.retriever.token_match is None
-    on = PolicyBot(make_settings(tmp_path / "on", token_match=True)).components.retriever.token_match
-    assert isinstance(on, TokenMatch) and on.depth == 10 and on.weight == 0.5
+def test_on_by_default_as_its_record_decides_and_the_ablation_turns_it_off(tmp_path):
+    """It lifts contracts R@5 and costs no set more than noise (eval/decisions/2026-11-28-token-match.md)."""
+    on = PolicyBot(make_settings(tmp_path / "home")).components.retriever.token_match
+    assert isinstance(on, TokenMatch) and on.depth == 10 and on.weight == 0.5 and on.pool == 20
+    assert PolicyBot(make_settings(tmp_path / "off", token_match=False)).components.retriever.token_match is None
+    ablation = CONFIGS["no-token-match"]
+    assert ablation.overrides["token_match"] is False and ablation.overrides["fast_mode"] is True

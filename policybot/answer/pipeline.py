@@ -177,7 +177,10 @@ class AnswerPipeline:
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
-            lists.update(retriever.lists(query, list(by_id), i, named=named))
+            # Token match reads a citizen's own words: a follow-up joined to the question before it
+            # would reward passages about both, the old topic as much as what is asked now.
+            own_words = len(queries) == 1 or i > 0
+            lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=own_words))
         auto = self.settings.follow_up_context == "auto"
         if len(queries) > 1 and auto and not _needs_context(lists):  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}

@@ -34,6 +34,16 @@ from policybot.store.lexical import STOPWORDS, Tokenizer
 
 Ranked = list[tuple[str, float]]  # (chunk_id, score), best first
 Texts = Callable[[Sequence[str]], Mapping[str, str]]  # chunk ids -> their texts
+# How a citizen asks, not what: English function words and conversational fillers beside BM25's
+# stopwords. Neither a question piece nor a missing word when one of these; negations, "only",
+# "before", "after", "within", "over" and the like stay, as policies turn on them.
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    "about again all also am any anyone anything been being both but because doing each else ever every "
+    "everything few further get gets getting got had having hello her here hers herself hi him himself his "
+    "into itself just know let me more most much myself now ok okay once other ours ourselves please "
+    "really same some someone something still thank thanks theirs themselves through too very want "
+    "wanted whom whose why yes yours yourself yourselves".split()
+)
 GAP_WINDOW = 5  # the first candidates, what a citizen reads, whose words say whether there is a gap to bridge
 
 
@@ -82,7 +92,7 @@ class TokenMatch:
         """Whether a word of the question (as BM25 reads it: stemmed, stopwords dropped) is in none
         of the passages ``ids``: a gap between the question's words and the library's that BM25 and
         the sentence vector may have bridged wrongly."""
-        words = set(self.tokenizer(query))
+        words = {w for w in self.tokenizer(query) if w not in FUNCTION_WORDS}
         found = frozenset().union(*(p.words for p in self._read(ids, texts).values()))
         return bool(words - found)
 
@@ -123,8 +133,10 @@ class TokenMatch:
 
 
 def content_pieces(tokens: TokenVectors) -> list[int]:
-    """Positions of the query's pieces that carry content: not a stopword, not punctuation."""
-    return [i for i, piece in enumerate(tokens.pieces) if piece not in STOPWORDS and any(ch.isalnum() for ch in piece)]
+    """Positions of the query's pieces that carry content: not a function word, not punctuation."""
+    return [
+        i for i, piece in enumerate(tokens.pieces) if piece not in FUNCTION_WORDS and any(ch.isalnum() for ch in piece)
+    ]
 
 
 def idf_weights(pieces: Sequence[str], candidates: Sequence[frozenset[str]]) -> np.ndarray | None:

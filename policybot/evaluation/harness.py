@@ -72,11 +72,11 @@ CONFIGS: dict[str, EvalConfig] = {
         ),
         _cfg("fast", "full pipeline, fast mode: no query expansion, extractive answer", "pipeline", fast_mode=True),
         _cfg(
-            "token-match",
-            "fast, the best candidates re-ordered by token match (late interaction; off by default)",
+            "no-token-match",
+            "fast without token match (the best candidates are not re-ordered by late interaction)",
             "pipeline",
             fast_mode=True,
-            token_match=True,
+            token_match=False,
         ),
         _cfg(
             "hyde",

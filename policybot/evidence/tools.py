@@ -67,9 +67,12 @@ class EvidenceTools:
            issue is three words and BM25 scores grow with a query's length, so holding every
            passage to the 95th percentile of sentence-long probes would drop real evidence.
         """
-        # Inside a section, look deeper: its chunks may rank low in the whole scope.
+        # Inside a section, look deeper: its chunks may rank low in the whole scope. No token match:
+        # evidence collects every passage that belongs, not the best few, and with it the clause
+        # recall was the same on every evidence set at 4x the time per issue
+        # (eval/decisions/2026-11-28-token-match.md).
         depth = None if within is None else max(self.retriever.candidates, len(within) * 4)
-        lists = self.retriever.lists(query, list(self.scope), candidates=depth)
+        lists = self.retriever.lists(query, list(self.scope), candidates=depth, reorder=False)
         hybrid, dense = lists[ListKey("hybrid")], lists[ListKey("dense")]
         lexical = lists[ListKey("lexical")]
         if not hybrid:
