@@ -312,6 +312,21 @@ def test_follow_up_without_llm_carries_the_previous_question(sample):
     assert any("Deductible" in c.section for c in answer.citations[:3])
 
 
+def test_a_follow_up_joined_to_its_context_gets_no_token_match_only_its_own_words_do(sample, monkeypatch):
+    """Matched word by word, the joined text would reward passages about the previous question too."""
+    retriever = sample.components.retriever
+    original, calls = retriever.lists, []
+
+    def spy(query, doc_ids, query_index=0, candidates=None, named=(), reorder=True):
+        calls.append((query_index, reorder))
+        return original(query, doc_ids, query_index, candidates, named, reorder)
+
+    monkeypatch.setattr(retriever, "lists", spy)
+    answer = sample.ask("and what about subsidence?", history=HISTORY, use_llm=False)
+    assert calls[:2] == [(0, False), (1, True)]
+    assert "5.3" in answer.citations[0].section  # the subsidence deductible, not the summary of all of them
+
+
 # --- reranking stage (plumbing: a MiniLM cross-encoder with an untrained head) ----------------
 
 

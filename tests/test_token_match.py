@@ -93,9 +93,16 @@ def test_a_query_piece_every_candidate_shares_counts_least():
     assert idf_weights([], [frozenset({"zenbo"})]) is None
 
 
-def test_stopwords_and_punctuation_of_the_query_are_left_out():
-    tokens = TokenVectors(("can", "i", "hand", "the", "contract", "over", "?"), np.eye(7, dtype=np.float32))
-    assert [tokens.pieces[i] for i in content_pieces(tokens)] == ["hand", "contract", "over"]
+def test_stopwords_function_words_and_punctuation_of_the_query_are_left_out():
+    pieces = ("can", "i", "hand", "the", "contract", "over", "?", "and", "what", "about", "not", "before")
+    tokens = TokenVectors(pieces, np.eye(len(pieces), dtype=np.float32))
+    kept = [tokens.pieces[i] for i in content_pieces(tokens)]
+    assert kept == ["hand", "contract", "over", "not", "before"]  # a policy turns on negations and times
+
+
+def test_a_function_word_missing_from_the_passages_is_no_gap(embedder):
+    match = TokenMatch(embedder)
+    assert not match.has_gap("and what about the fences, really?", list(TEXTS), lookup())
 
 
 def test_standardised_values_and_equal_ones():
