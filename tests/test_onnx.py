@@ -152,6 +152,8 @@ def test_the_export_gives_torch_token_vectors(models_dir, tmp_path):
     assert [t.pieces for t in got] == [t.pieces for t in expected]
     assert "[CLS]" not in got[0].pieces and "[SEP]" not in got[0].pieces
     assert len(got[2].pieces) == torch_embedder.max_tokens  # truncated to the window, like the vectors
+    for embedder, vectors in ((torch_embedder, expected), (onnx_embedder, got)):  # the tokenizer alone agrees
+        assert embedder.pieces(TEXTS) == [t.pieces for t in vectors]
     for a, b in zip(got, expected):
         assert a.vectors.shape == b.vectors.shape == (len(a.pieces), 384)
         assert float((a.vectors * b.vectors).sum(axis=1).min()) >= 0.999

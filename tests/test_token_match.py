@@ -66,6 +66,7 @@ def test_rarity_is_measured_over_a_wider_pool_than_is_reordered(embedder):
     ranked = match.run("My dog chewed the sofa", fused, lookup(calls))
     assert calls == [["fences", "pets", "car"]]  # read for the IDF ...
     assert ranked[2] == ("car", 0.7)  # ... but not moved: below the depth
+    assert match._passages["car"].vectors is None  # so only its pieces were needed, not the model
     assert [cid for cid, _ in ranked[:2]] == ["pets", "fences"]
 
 

@@ -48,12 +48,15 @@ GAP_WINDOW = 5  # the first candidates, what a citizen reads, whose words say wh
 
 
 class Passage(NamedTuple):
-    """What token match keeps of a passage once read: its piece vectors (float16), its pieces and
-    its words as BM25 reads them (lowercase, stemmed, stopwords dropped)."""
+    """What token match keeps of a passage once read: its text, its pieces, its words as BM25 reads them
+    (lowercase, stemmed, stopwords dropped) and, once the model has read it, its piece vectors
+    (float16). Only a passage that may move is read by the model; the wider pool needs only its
+    pieces, from the tokenizer, for the rarity of each question piece."""
 
-    vectors: np.ndarray
+    text: str
     pieces: frozenset[str]
     words: frozenset[str]
+    vectors: np.ndarray | None = None
 
 
 class TokenMatch:
@@ -69,6 +72,7 @@ class TokenMatch:
         self.pool = max(pool or 2 * depth, depth)  # the candidates the IDF is taken over
         self.cache_size = cache_size
         self.tokenizer = Tokenizer()
+        self._function_stems = frozenset(self.tokenizer(" ".join(FUNCTION_WORDS)))  # "really" -> "realli"
         self._passages: OrderedDict[str, Passage] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -78,13 +82,14 @@ class TokenMatch:
         top = ranked[: self.depth]
         if len(top) < 2 or self.weight <= 0:
             return ranked
-        ids = [cid for cid, _ in ranked[: self.pool]]
-        if not self.has_gap(query, ids[:GAP_WINDOW], texts):
+        pool = [cid for cid, _ in ranked[: self.pool]]
+        if not self.has_gap(query, pool[:GAP_WINDOW], texts):
             return ranked
-        match = self.scores(query, ids, texts)
+        ids = pool[: len(top)]
+        match = self.scores(query, ids, texts, among=pool)
         if match is None:
             return ranked
-        combined = standardised([score for _, score in top]) + self.weight * standardised(match[: len(top)])
+        combined = standardised([score for _, score in top]) + self.weight * standardised(match)
         order = sorted(range(len(top)), key=lambda i: (-combined[i], i))
         return [(ids[i], score) for i, (_, score) in zip(order, top)] + ranked[self.depth :]
 
@@ -92,37 +97,43 @@ class TokenMatch:
         """Whether a word of the question (as BM25 reads it: stemmed, stopwords dropped) is in none
         of the passages ``ids``: a gap between the question's words and the library's that BM25 and
         the sentence vector may have bridged wrongly."""
-        words = {w for w in self.tokenizer(query) if w not in FUNCTION_WORDS}
+        words = set(self.tokenizer(query)) - self._function_stems
         found = frozenset().union(*(p.words for p in self._read(ids, texts).values()))
         return bool(words - found)
 
-    def scores(self, query: str, ids: Sequence[str], texts: Texts) -> list[float] | None:
+    def scores(self, query: str, ids: Sequence[str], texts: Texts, among: Sequence[str] = ()) -> list[float] | None:
         """Each candidate's IDF-weighted mean, over the query's pieces, of its best cosine with one of
-        the candidate's pieces, the IDF taken over ``ids``; None when the query has no content piece."""
+        the candidate's pieces, the IDF taken over ``ids`` and ``among`` (a wider pool); None when
+        the query has no content piece."""
         question = self.embedder.token_vectors([query])[0]
         words = content_pieces(question)
         if not words:
             return None
-        passages = self._read(ids, texts)
-        weights = idf_weights([question.pieces[i] for i in words], [passages[cid].pieces for cid in ids])
+        pool = list(ids) + [cid for cid in among if cid not in set(ids)]
+        pieces = self._read(pool, texts)
+        weights = idf_weights([question.pieces[i] for i in words], [pieces[cid].pieces for cid in pool])
         if weights is None:
             return None
+        passages = self._read(ids, texts, vectors=True)
         query_rows = question.vectors[words]
-        return [float((query_rows @ passages[cid].vectors.astype(np.float32).T).max(axis=1) @ weights) for cid in ids]
+        rows = [np.asarray(passages[cid].vectors, dtype=np.float32) for cid in ids]
+        return [float((query_rows @ passage.T).max(axis=1) @ weights) for passage in rows]
 
-    def _read(self, ids: Sequence[str], texts: Texts) -> dict[str, Passage]:
-        """The passages ``ids``, read once and kept (the ``cache_size`` last used)."""
+    def _read(self, ids: Sequence[str], texts: Texts, vectors: bool = False) -> dict[str, Passage]:
+        """The passages ``ids`` (with their piece vectors when ``vectors``), read once and kept (the
+        ``cache_size`` last used)."""
         with self._lock:
             found = {cid: self._passages[cid] for cid in ids if cid in self._passages}
-        missing = [cid for cid in ids if cid not in found]
-        if missing:
-            text = texts(missing)
-            bodies = [text.get(cid, "") for cid in missing]
-            for cid, body, tokens in zip(missing, bodies, self.embedder.token_vectors(bodies)):
-                vectors = tokens.vectors if len(tokens.pieces) else np.zeros((1, tokens.vectors.shape[-1]), np.float32)
-                found[cid] = Passage(
-                    vectors.astype(np.float16), frozenset(tokens.pieces), frozenset(self.tokenizer(body))
-                )
+        unread = [cid for cid in ids if cid not in found]
+        if unread:
+            text = texts(unread)
+            bodies = [text.get(cid, "") for cid in unread]
+            for cid, body, pieces in zip(unread, bodies, self.embedder.pieces(bodies)):
+                found[cid] = Passage(body, frozenset(pieces), frozenset(self.tokenizer(body)))
+        unseen = [cid for cid in ids if vectors and found[cid].vectors is None]
+        for cid, tokens in zip(unseen, self.embedder.token_vectors([found[cid].text for cid in unseen])):
+            rows = tokens.vectors if len(tokens.pieces) else np.zeros((1, tokens.vectors.shape[-1]), np.float32)
+            found[cid] = found[cid]._replace(vectors=rows.astype(np.float16))
         with self._lock:
             for cid in ids:
                 self._passages[cid] = found[cid]

@@ -121,13 +121,25 @@ class _TorchEncoder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    def pieces(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """The word pieces ``token_vectors`` gives, from the tokenizer alone (no model pass)."""
+        tokenizer = self.st.tokenizer
+        out = []
+        for text in texts:
+            encoded = tokenizer(
+                text, truncation=True, max_length=self.max_seq_length, return_special_tokens_mask=True, verbose=False
+            )
+            ids = [i for i, special in zip(encoded["input_ids"], encoded["special_tokens_mask"]) if not special]
+            out.append(tuple(tokenizer.convert_ids_to_tokens(ids)))
+        return out
+
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
         """The model's word pieces and last hidden states, from one pass: ``output_value=None``
         returns each text's ``input_ids`` beside its ``token_embeddings``, so nothing is tokenized
         twice. The frame tokens ([CLS], [SEP], <s>, </s>) and padding are left out."""
         tokenizer = self.st.tokenizer
         frame = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id}
-        features = self.st.encode(
+        features: list[dict[str, Any]] = self.st.encode(  # type: ignore[assignment]  # output_value=None: dicts
             list(texts), batch_size=batch_size, output_value=None, convert_to_numpy=False, show_progress_bar=False
         )
         out = []
@@ -210,6 +222,12 @@ class Embedder:
         if not texts:
             return []
         return list(self._encoder.token_vectors(list(texts), self.batch_size))
+
+    def pieces(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each text's word pieces as ``token_vectors`` gives them, without running the model:
+        enough to count which passages hold a piece."""
+        self.warm_up()
+        return list(self._encoder.pieces(list(texts))) if texts else []
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector, remembered: the first pass, the relevance check and the

@@ -153,6 +153,14 @@ class OnnxEncoder:
             out.append(unit_rows(pooled))
         return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dimension), np.float32)
 
+    def pieces(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """The word pieces ``token_vectors`` gives, from the tokenizer alone."""
+        out = []
+        for encoding in (self._model.encode(text) for text in texts):
+            flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
+            out.append(tuple(encoding.tokens[i] for i, (m, special) in enumerate(flags) if m and not special))
+        return out
+
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
         """One text at a time (no padding): the last hidden state of each word piece the model read."""
         out = []
