@@ -244,8 +244,9 @@ class HybridRetriever:
         direction (``naming_direction``, ``_own_dense``). With ``token_match``, each fused list's best
         candidates are then re-ordered by how well their word pieces match the question's
         (``answer/token_match.py``), the question read without its naming words; ``reorder=False``
-        leaves them as fused (an LLM's expansion, written in the library's words: token match
-        bridges a citizen's words to the library's, and was measured on the question's own lists)."""
+        leaves them as fused: token match bridges a citizen's own words to the library's, so an
+        LLM's expansion (written in the library's words), a follow-up joined to its context and an
+        evidence search (which collects, not ranks) ask for none."""
         n = candidates or self.candidates
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words, naming = split_naming(query, named) if favoured else (query, "")

@@ -8,16 +8,21 @@ vectors, and averages the best matches. It needs no other model and no labels: t
 embeds the library reads the candidates once more (cached), and nothing is stored at ingestion.
 
 Each query piece counts by how rare it is among the candidates (inverse document frequency over
-the candidates themselves, as BERTScore weighs by IDF): a party name that every passage of a
-contract shares, or "agreement", counts for nothing, and the words that tell the passages apart
-decide. Stopwords and punctuation of the query are left out.
+the best ``pool`` candidates, twice those re-ordered, as BERTScore weighs by IDF): a party name that
+every passage of a contract shares, or "agreement", counts for nothing, and the words that tell
+the passages apart decide. Stopwords, function words and punctuation of the query are left out.
+
+It bridges a gap: when every word of the question is already in one of its five best passages,
+BM25 and the sentence vector have seen the question's own words, and the list is left as fused.
+Only the passages that may move are read by the model (and kept); the others of the pool need only
+their pieces, which the tokenizer gives.
 
 The match does not replace the fused ranking: the best ``depth`` candidates are re-ordered by
 their fused score plus ``weight`` times their token match, both standardised over those
 candidates, and each keeps the score of the rank it lands on, so every later stage (the bands, the
-naming boost, the expansion guard) sees the fused scale it was measured on. Measured on every set:
-eval/decisions/2026-11-28-token-match.md: it lifts the contracts and the citizen sets but costs
-the privacy policies more than noise, so it is off by default (``Settings.token_match``).
+naming boost, the expansion guard) sees the fused scale it was measured on. Measured on every set
+(eval/decisions/2026-11-28-token-match.md, addendum): it lifts the contracts and most citizen sets
+and costs no set more than noise, so it is on by default (``Settings.token_match``).
 """
 
 from __future__ import annotations
@@ -109,7 +114,8 @@ class TokenMatch:
         words = content_pieces(question)
         if not words:
             return None
-        pool = list(ids) + [cid for cid in among if cid not in set(ids)]
+        chosen = set(ids)
+        pool = list(ids) + [cid for cid in among if cid not in chosen]
         pieces = self._read(pool, texts)
         weights = idf_weights([question.pieces[i] for i in words], [pieces[cid].pieces for cid in pool])
         if weights is None:

@@ -157,8 +157,7 @@ class OnnxEncoder:
         """The word pieces ``token_vectors`` gives, from the tokenizer alone."""
         out = []
         for encoding in (self._model.encode(text) for text in texts):
-            flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
-            out.append(tuple(encoding.tokens[i] for i, (m, special) in enumerate(flags) if m and not special))
+            out.append(tuple(encoding.tokens[i] for i in _read_pieces(encoding)))
         return out
 
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
@@ -167,8 +166,7 @@ class OnnxEncoder:
         for text in texts:
             encoding = self._model.encode(text)
             hidden = self._hidden([encoding])[0]
-            flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
-            keep = [i for i, (m, special) in enumerate(flags) if m and not special]
+            keep = _read_pieces(encoding)
             out.append(TokenVectors(tuple(encoding.tokens[i] for i in keep), unit_rows(hidden[keep])))
         return out
 
@@ -382,3 +380,9 @@ def _agreement(reference: Any, export: OnnxExport) -> dict[str, float]:
         "int8_min_cosine": round(float(found[True].min()), 6),
         "int8_mean_cosine": round(float(found[True].mean()), 6),
     }
+
+
+def _read_pieces(encoding: Any) -> list[int]:
+    """Positions of an encoding's word pieces the model read: not padding, not a special token."""
+    flags = zip(encoding.attention_mask, encoding.special_tokens_mask)
+    return [i for i, (real, special) in enumerate(flags) if real and not special]
