@@ -220,7 +220,7 @@ class Settings(BaseSettings):
         True,
         description="When a word of the question is in none of its five best passages, re-order the best 10 "
         "fused candidates by how well their word pieces match the question's (late interaction on the embedding "
-        "model's token vectors, rare pieces counting most over the best 20). Lifts contracts R@5 from .788 to .867 "
+        "model's token vectors, rare pieces counting most over the best 20). Lifts contracts R@5 from .788 to .850 "
         "and costs no set more than noise (eval/decisions/2026-11-28-token-match.md, addendum).",
     )
     token_match_depth: int = Field(10, ge=2, description="How many of the best fused candidates token match re-orders.")
