@@ -76,6 +76,19 @@ def with_llm(sample):
     sample.set_llm(None, "test: no LLM")
 
 
+def lists_calls(bot, monkeypatch) -> list[tuple[str, int, bool]]:
+    """Each search of ``bot``'s retriever from now on: (query, query index, re-ordered by token match)."""
+    retriever = bot.components.retriever
+    original, calls = retriever.lists, []
+
+    def spy(query, doc_ids, query_index=0, candidates=None, named=(), reorder=True):
+        calls.append((query, query_index, reorder))
+        return original(query, doc_ids, query_index, candidates, named, reorder)
+
+    monkeypatch.setattr(retriever, "lists", spy)
+    return calls
+
+
 def _events(bot, question, **kwargs):
     return list(bot.ask_stream(question, **kwargs))
 
@@ -226,16 +239,10 @@ def test_numbered_list_expansion_is_used(sample, with_llm):
 
 def test_only_the_question_s_own_lists_get_token_match_s_second_look(sample, with_llm, monkeypatch):
     """Expansions are written in the library's words; token match bridges a citizen's words to them."""
-    retriever = sample.components.retriever
-    original, calls = retriever.lists, []
-
-    def spy(query, doc_ids, query_index=0, candidates=None, named=(), reorder=True):
-        calls.append((query, reorder))
-        return original(query, doc_ids, query_index, candidates, named, reorder)
-
-    monkeypatch.setattr(retriever, "lists", spy)
+    seen = lists_calls(sample, monkeypatch)
     with_llm("1. wear and tear exclusion\n2. gradual deterioration not covered", "It is excluded [1].")
     sample.ask("Is wear-and-tear covered under the policy?")
+    calls = [(query, reorder) for query, _, reorder in seen]
     assert ("Is wear-and-tear covered under the policy?", True) in calls
     assert ("wear and tear exclusion", False) in calls and ("gradual deterioration not covered", False) in calls
     assert all(not reorder for query, reorder in calls if query != "Is wear-and-tear covered under the policy?")
@@ -314,16 +321,9 @@ def test_follow_up_without_llm_carries_the_previous_question(sample):
 
 def test_a_follow_up_joined_to_its_context_gets_no_token_match_only_its_own_words_do(sample, monkeypatch):
     """Matched word by word, the joined text would reward passages about the previous question too."""
-    retriever = sample.components.retriever
-    original, calls = retriever.lists, []
-
-    def spy(query, doc_ids, query_index=0, candidates=None, named=(), reorder=True):
-        calls.append((query_index, reorder))
-        return original(query, doc_ids, query_index, candidates, named, reorder)
-
-    monkeypatch.setattr(retriever, "lists", spy)
+    seen = lists_calls(sample, monkeypatch)
     answer = sample.ask("and what about subsidence?", history=HISTORY, use_llm=False)
-    assert calls[:2] == [(0, False), (1, True)]
+    assert [(index, reorder) for _, index, reorder in seen][:2] == [(0, False), (1, True)]
     assert "5.3" in answer.citations[0].section  # the subsidence deductible, not the summary of all of them
 
 
