@@ -122,23 +122,22 @@ class _TorchEncoder:
         return np.asarray(vectors, dtype=np.float32)
 
     def pieces(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
-        """The word pieces ``token_vectors`` gives, from the tokenizer alone (no model pass)."""
+        """The word pieces ``token_vectors`` gives, from the tokenizer alone (no model pass): the
+        same truncation, and the same frame tokens left out (``_frame_ids``)."""
         tokenizer = self.st.tokenizer
+        frame = _frame_ids(tokenizer)
         out = []
         for text in texts:
-            encoded = tokenizer(
-                text, truncation=True, max_length=self.max_seq_length, return_special_tokens_mask=True, verbose=False
-            )
-            ids = [i for i, special in zip(encoded["input_ids"], encoded["special_tokens_mask"]) if not special]
-            out.append(tuple(tokenizer.convert_ids_to_tokens(ids)))
+            ids = tokenizer(text, truncation=True, max_length=self.max_seq_length, verbose=False)["input_ids"]
+            out.append(tuple(tokenizer.convert_ids_to_tokens([i for i in ids if i not in frame])))
         return out
 
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
         """The model's word pieces and last hidden states, from one pass: ``output_value=None``
         returns each text's ``input_ids`` beside its ``token_embeddings``, so nothing is tokenized
-        twice. The frame tokens ([CLS], [SEP], <s>, </s>) and padding are left out."""
+        twice. The frame tokens (``_frame_ids``) and padding are left out."""
         tokenizer = self.st.tokenizer
-        frame = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id}
+        frame = _frame_ids(tokenizer)
         features: list[dict[str, Any]] = self.st.encode(  # type: ignore[assignment]  # output_value=None: dicts
             list(texts), batch_size=batch_size, output_value=None, convert_to_numpy=False, show_progress_bar=False
         )
@@ -150,6 +149,13 @@ class _TorchEncoder:
             rows = one["token_embeddings"].detach().float().cpu().numpy()[keep]
             out.append(TokenVectors(tuple(pieces), unit_rows(rows)))
         return out
+
+
+def _frame_ids(tokenizer: Any) -> set[int]:
+    """The ids the tokenizer wraps every text in ([CLS], [SEP], <s>, </s>): one rule for the pieces
+    read with and without the model, so the two can never disagree. Padding goes by its mask."""
+    ids = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    return {i for i in ids if i is not None}
 
 
 class Embedder:
