@@ -838,6 +838,21 @@ def test_a_definition_is_quoted_by_its_opening_sentence(sample):
     assert '"Means you, the policyholder named in the schedule, and the following people' in answer.answer
 
 
+def test_asked_what_a_clause_title_means_the_answer_is_not_hedged_and_quotes_nothing_stray(sample):
+    """ "What is the definition of an Insured Person?" leads with 1.9 *Insured Person*: the user
+    named that clause, as "clause 1.9" would, so the answer is not hedged with "may not say this
+    directly". And every supporting passage it quotes is pointed to by a quoted one: an overview
+    listed below the answer once brought 4.1 *Wear and tear* and 7.5 *Legal expenses limits*."""
+    answer = sample.ask("What is the definition of an Insured Person?", use_llm=False)
+    assert answer.band == "confident"
+    assert answer.answer.startswith('1. Definition: "Means you, the policyholder')
+    quoted = {c.n for c in answer.citations if c.cited}
+    for c in answer.citations:
+        if c.cited and c.referenced_by:
+            assert c.referenced_by[0] in quoted, (c.section, c.referenced_by)
+    assert not any(c.cited and ("4.1 Wear" in c.section or "7.5 Legal" in c.section) for c in answer.citations)
+
+
 def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():
     """Ties of shared words go to a sentence that states an amount or period when one is asked
     for ("what is the waiting period…?"); a list item's own number is not a quantity."""

@@ -132,3 +132,15 @@ def test_a_models_plan_for_a_follow_up_comes_after_the_first_pass():
     assert plan.standalone == "Is a slow leak covered?"
     none = after_first_pass(request, QueryPlan("and if it was slow?", ["and if it was slow?", "gradual leak"]))
     assert none.standalone == searched[0] and none.queries == [*searched, "gradual leak"]
+
+
+def test_a_question_asking_what_a_clause_title_means_names_that_clause():
+    from policybot.answer.query import asks_meaning_of_title
+
+    definition = "Section 1 Definitions > 1.9 Insured Person"
+    assert asks_meaning_of_title("What is the definition of an Insured Person?", definition)
+    assert asks_meaning_of_title("what does insured person mean", definition)
+    assert not asks_meaning_of_title("Is an Insured Person covered abroad?", definition)  # not asked what it means
+    assert not asks_meaning_of_title("What does Insured mean?", definition)  # part of a title is not the title
+    assert asks_meaning_of_title("What is the meaning of Flood?", "II. Definitions > A. Flood")
+    assert not asks_meaning_of_title("What does 5.2 mean?", "Section 5 > 5.2")  # a number is not a title

@@ -167,3 +167,32 @@ def test_a_definition_retrieved_below_the_quoted_sources_is_raised(sample):
     assert not any(
         s.chunk.chunk_id == definition.chunk_id for s in follower.run("is theft covered?", sources, docs, shown=2)
     )
+
+
+def test_what_an_unquoted_source_points_to_is_not_followed(sample):
+    """Only the sources the answer quotes bring their clauses: an overview listed below the answer
+    that mentions "clause 4.1" brought 4.1 *Wear and tear* into the answer to "What is the
+    definition of an Insured Person?", quoted alone. A definition the question turns on is still
+    taken from any source."""
+    from policybot.schemas import Citation
+
+    follower = sample.components.references
+    docs = {d.doc_id: d for d in sample.components.index.documents()}
+    doc = next(iter(docs.values()))
+
+    def cite(n: int, text: str) -> Citation:
+        return Citation(
+            n=n, chunk_id=f"x:{n}", doc=doc.name, section="Section 6", page_start=1, page_end=1, text=text, score=0.5
+        )
+
+    sources = [
+        cite(1, "Something else entirely."),
+        cite(2, "General exclusions are in clause 4.1. We will not cover theft while the property is Unoccupied."),
+    ]
+    assert [s.reason for s in follower.run("is my shed covered?", sources, docs)] == [
+        "clause 4.1",
+        "definition of Unoccupied",
+    ]  # every source quoted
+    assert follower.run("is my shed covered?", sources, docs, shown=1) == []  # source 2 is not quoted
+    [turns_on] = follower.run("and if it was only 3 weeks?", sources, docs, shown=1)
+    assert turns_on.reason == "definition of Unoccupied" and turns_on.referenced_by == 2

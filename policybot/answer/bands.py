@@ -39,7 +39,7 @@ class Signals:
     cosine: float  # best cosine of the question with a kept passage
     lexical: float  # best BM25 score of the question over the scope
     agreement: bool  # dense retrieval and BM25 put the same passage first
-    clause_led: bool  # a clause the question names leads the ranking
+    clause_led: bool  # a clause the question names (by number, or asks what its title means) leads the ranking
 
 
 def decide(signals: Signals, calibration: Calibration, out_quantile: float = OUT_QUANTILE) -> tuple[Band, float]:

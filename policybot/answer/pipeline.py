@@ -23,7 +23,7 @@ from policybot.answer.guard import Guard, Verdict
 from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.openings import ListOpenings
-from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, clause_references
+from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, asks_meaning_of_title, clause_references
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
     AGREEMENT_DEPTH,
@@ -252,10 +252,9 @@ class AnswerPipeline:
         cosine = (
             scored.relevance if scored.source is ScoreSource.COSINE else self._best_cosine(question, ranking.candidates)
         )
-        clause_led = (
-            bool(ranking.clause_ids)
-            and bool(scored.candidates)
-            and scored.candidates[0].chunk.chunk_id in ranking.clause_ids
+        leader = scored.candidates[0].chunk if scored.candidates else None
+        clause_led = leader is not None and (
+            leader.chunk_id in ranking.clause_ids or asks_meaning_of_title(question, leader.section)
         )
         lexical = max(
             (score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]),

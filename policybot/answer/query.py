@@ -294,3 +294,24 @@ _ASKS_QUANTITY = re.compile(
 def asks_quantity(question: str) -> bool:
     """ "How long do I have…?", "What is the waiting period…?": the answer is a quantity."""
     return bool(_ASKS_QUANTITY.search(question))
+
+
+_MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
+
+
+def asks_meaning(question: str) -> bool:
+    """ "What is the definition of…", "What does Unoccupied mean?"."""
+    return bool(_MEANING.search(question))
+
+
+_TITLE_NUMBER = re.compile(r"^\s*(?:section\s+)?(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+", re.IGNORECASE)
+
+
+def asks_meaning_of_title(question: str, section: str) -> bool:
+    """Whether the question asks what a clause's own title means: "What is the definition of an
+    Insured Person?" with "Section 1 Definitions > 1.9 Insured Person" leading. The user pointed at
+    that clause by its name, as "clause 1.9" would."""
+    title = _TITLE_NUMBER.sub("", section.split(" > ")[-1]).strip()
+    if not asks_meaning(question) or not re.search(r"[^\W\d_]{2}", title):
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", question, re.IGNORECASE) is not None

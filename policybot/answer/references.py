@@ -121,9 +121,10 @@ class ReferenceFollower:
     line the question's quantity falls on ("only 3 weeks" against "more than 60 days"), explicit
     cross-references, definitions of terms the question names, then other defined terms.
 
-    ``shown`` is how many leading sources the answer quotes: a definition the question turns on
-    that was retrieved further down is returned too, so the caller can mark it as referenced and
-    quote it, rather than leave it unread below the answer."""
+    ``shown`` is how many leading sources the answer quotes: only what those point to is
+    followed, and a definition the question turns on, from any source; one that was retrieved
+    further down is returned too, so the caller can mark it as referenced and quote it, rather
+    than leave it unread below the answer."""
 
     def __init__(
         self, clause: ClauseLookup, glossary: GlossaryLookup, rows: RowLookup, max_supporting: int = 2
@@ -165,9 +166,14 @@ class ReferenceFollower:
         quoted = sources if shown is None else sources[:shown]
         have = {s.chunk_id for s in quoted}
         later = {s.chunk_id for s in sources} - have
+        pointers = {s.n for s in quoted}
         for rank, chunk_id, doc, n, reason in sorted(found, key=lambda x: x[0]):
-            if chunk_id in later and rank not in (0, 2):
-                continue  # already listed below the answer; only a definition the question turns on is raised
+            if rank not in (0, 2) and (chunk_id in later or n not in pointers):
+                # Already listed below the answer, or pointed to by a source the answer does not
+                # quote: quoted, it would stand alone, read as an answer (a definition question
+                # got "Wear and tear" because an unquoted overview mentions clause 4.1). Only a
+                # definition the question turns on is taken from anywhere.
+                continue
             if chunk_id not in have and len(chosen) < self.max_supporting:
                 have.add(chunk_id)
                 chosen.append((chunk_id, doc, n, reason))

@@ -14,7 +14,14 @@ import numpy as np
 from policybot.answer.citations import CitationChecker
 from policybot.answer.missing import MISSING, missing
 from policybot.answer.neighbours import WordNeighbours
-from policybot.answer.query import asks_quantity, clause_references, is_coverage_question, section_matches, split_item
+from policybot.answer.query import (
+    asks_meaning,
+    asks_quantity,
+    clause_references,
+    is_coverage_question,
+    section_matches,
+    split_item,
+)
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.passages import body_start, lead_in_for
@@ -144,7 +151,7 @@ class ExtractiveWriter:
             chosen = self._to_quote(sources, named)
             closeness, cosine = self._closeness(question, q_terms, chosen, naming)
             items = []
-            meaning = _asks_meaning(question)
+            meaning = asks_meaning(question)
             items_named = [split_item(ref) for ref in clause_references(question)]
             for src in chosen:
                 begin = body_start(src)
@@ -364,9 +371,6 @@ def unit_quantities(unit: str) -> set[str]:
     return quantity_kinds(_ITEM_MARKER.sub("", unit))
 
 
-_MEANING = re.compile(r"\b(?:definition|define[ds]?|mean|means|meaning)\b", re.IGNORECASE)
-
-
 def _labels(sources: list[Citation]) -> dict[int, str]:
     """Each quoted source's label: its document's title, or its file name where two quoted
     documents share a title (two editions, two forms titled alike), so the reader can tell them apart."""
@@ -380,11 +384,6 @@ def _best_unit(score: Callable[[str], float], text: str, start: int, end: int) -
     """How close a quote is: its closest sentence or list item (a quote may join a few)."""
     units = [(s, e) for s, e in quote_units(text) if start <= s and e <= end] or [(start, end)]
     return max(score(text[s:e]) for s, e in units)
-
-
-def _asks_meaning(question: str) -> bool:
-    """ "What is the definition of…", "What does Unoccupied mean?"."""
-    return bool(_MEANING.search(question))
 
 
 def _defines(src: Citation) -> bool:
