@@ -170,7 +170,8 @@ def test_a_definition_retrieved_below_the_quoted_sources_is_raised(sample):
 
 
 def test_what_an_unquoted_source_points_to_is_not_followed(sample):
-    """Only the sources the answer quotes bring their clauses: an overview listed below the answer
+    """Only the sources the answer quotes bring their clauses, and only definitions the question
+    turns on are quoted with them: an overview listed below the answer
     that mentions "clause 4.1" brought 4.1 *Wear and tear* into the answer to "What is the
     definition of an Insured Person?", quoted alone. A definition the question turns on is still
     taken from any source."""
@@ -194,5 +195,7 @@ def test_what_an_unquoted_source_points_to_is_not_followed(sample):
         "definition of Unoccupied",
     ]  # every source quoted
     assert follower.run("is my shed covered?", sources, docs, shown=1) == []  # source 2 is not quoted
+    # Both quoted: its clause is followed, a definition the question does not turn on is not.
+    assert [s.reason for s in follower.run("is my shed covered?", sources, docs, shown=2)] == ["clause 4.1"]
     [turns_on] = follower.run("and if it was only 3 weeks?", sources, docs, shown=1)
     assert turns_on.reason == "definition of Unoccupied" and turns_on.referenced_by == 2

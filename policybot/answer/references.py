@@ -122,7 +122,8 @@ class ReferenceFollower:
     cross-references, definitions of terms the question names, then other defined terms.
 
     ``shown`` is how many leading sources the answer quotes: only what those point to is
-    followed, and a definition the question turns on, from any source; one that was retrieved
+    followed, never a definition the question does not turn on ("definition of Storm" beside
+    "burst pipe excess?"), and a definition the question turns on from any source; one that was retrieved
     further down is returned too, so the caller can mark it as referenced and quote it, rather
     than leave it unread below the answer."""
 
@@ -168,6 +169,8 @@ class ReferenceFollower:
         later = {s.chunk_id for s in sources} - have
         pointers = {s.n for s in quoted}
         for rank, chunk_id, doc, n, reason in sorted(found, key=lambda x: x[0]):
+            if rank == 3 and shown is not None:
+                continue  # the answer quotes a definition only when the question turns on it
             if rank not in (0, 2) and (chunk_id in later or n not in pointers):
                 # Already listed below the answer, or pointed to by a source the answer does not
                 # quote: quoted, it would stand alone, read as an answer (a definition question
