@@ -18,6 +18,7 @@ from typing import Generator, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from policybot.answer.conversation import Turn, history_text
+from policybot.core.text import heading_title
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent
 from policybot.models.llm import ChatLLM, LLMUsage, load_prompt
@@ -304,14 +305,11 @@ def asks_meaning(question: str) -> bool:
     return bool(_MEANING.search(question))
 
 
-_TITLE_NUMBER = re.compile(r"^\s*(?:section\s+)?(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+", re.IGNORECASE)
-
-
 def asks_meaning_of_title(question: str, section: str) -> bool:
     """Whether the question asks what a clause's own title means: "What is the definition of an
     Insured Person?" with "Section 1 Definitions > 1.9 Insured Person" leading. The user pointed at
     that clause by its name, as "clause 1.9" would."""
-    title = _TITLE_NUMBER.sub("", section.split(" > ")[-1]).strip()
+    title = heading_title(section)
     if not asks_meaning(question) or not re.search(r"[^\W\d_]{2}", title):
         return False
     return re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", question, re.IGNORECASE) is not None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum
+from policybot.core.text import QUANTITIES, alnum, heading_title
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -27,7 +27,6 @@ _CROSS_REF = re.compile(
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 # A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
 _DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
-_HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+")
 
 
 @dataclass
@@ -58,7 +57,7 @@ def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
         if not any("definition" in part.lower() for part in path):
             continue
         if "definition" not in path[-1].lower():
-            term = _HEADING_NUMBER.sub("", path[-1]).strip()
+            term = heading_title(chunk.section)
             if 2 <= len(term) <= 60:
                 glossary.terms.setdefault(term, chunk.chunk_id)
         for m in _DEFINITION_ITEM.finditer(chunk.text):

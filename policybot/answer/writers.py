@@ -27,7 +27,7 @@ from policybot.answer.support import SupportChecker
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import ELLIPSIS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
-from policybot.core.text import alnum
+from policybot.core.text import alnum, heading_title
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent, TokenEvent
 from policybot.models.llm import REFUSAL, ChatLLM, LLMUsage, load_prompt
@@ -497,8 +497,7 @@ def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str
 
 def _clause_heading(src: Citation) -> str:
     """The clause a passage belongs to, as its last heading says it, without numbering."""
-    last = src.section.split(" > ")[-1] if src.section else ""
-    return alnum(re.sub(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+", "", last))
+    return alnum(heading_title(src.section)) if src.section else ""
 
 
 def _named_item(src: Citation, named: Sequence[tuple[str, str | None]]) -> str | None:

@@ -95,6 +95,17 @@ def number_value(word: str) -> float | None:
     return float(NUMBER_WORDS[word]) if word in NUMBER_WORDS else None
 
 
+# A heading's own numbering: "1.9 ", "A. ", "IV) ", "2.5(c)" is not one (no space after it).
+_HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)[.)]?\s+")
+
+
+def heading_title(section: str) -> str:
+    """The last heading of a section path without its numbering: "Section 1 Definitions > 1.9
+    Insured Person" -> "Insured Person". One rule for the glossary's terms, the clause a passage
+    belongs to, and a title the question names."""
+    return _HEADING_NUMBER.sub("", section.split(" > ")[-1]).strip()
+
+
 def alnum(text: str) -> str:
     """Lowercase letters and digits only (NFKC, soft hyphens dropped): for comparing headings,
     gold passages and words whose punctuation and spacing differ."""
