@@ -18,7 +18,7 @@ from typing import Generator, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from policybot.answer.conversation import Turn, history_text
-from policybot.core.text import heading_title
+from policybot.core.text import heading_title, names_phrase
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent
 from policybot.models.llm import ChatLLM, LLMUsage, load_prompt
@@ -312,4 +312,4 @@ def asks_meaning_of_title(question: str, section: str) -> bool:
     title = heading_title(section)
     if not asks_meaning(question) or not re.search(r"[^\W\d_]{2}", title):
         return False
-    return re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", question, re.IGNORECASE) is not None
+    return names_phrase(question, title)

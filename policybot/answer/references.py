@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum, heading_title
+from policybot.core.text import QUANTITIES, alnum, heading_title, names_phrase
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -94,7 +94,7 @@ def turns_on(question: str, term: str, definition: str) -> bool:
 
 
 def _names(question: str, term: str) -> bool:
-    return bool(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", question, re.IGNORECASE))
+    return names_phrase(question, term)
 
 
 def _same_kind(question: str, definition: str) -> bool:

@@ -106,6 +106,12 @@ def heading_title(section: str) -> str:
     return _HEADING_NUMBER.sub("", section.split(" > ")[-1]).strip()
 
 
+def names_phrase(text: str, phrase: str) -> bool:
+    """Whether the text uses the phrase as whole words, in any case: "an insured person" names
+    "Insured Person"; "uninsured persons" and "Insured" alone do not."""
+    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
 def alnum(text: str) -> str:
     """Lowercase letters and digits only (NFKC, soft hyphens dropped): for comparing headings,
     gold passages and words whose punctuation and spacing differ."""
