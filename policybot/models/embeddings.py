@@ -7,6 +7,7 @@ vectors, without torch's ~4 s of imports before the first question.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from dataclasses import dataclass
@@ -106,9 +107,17 @@ class _TorchEncoder:
         self.max_seq_length = int(self.st.max_seq_length or model.max_tokens)
         getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
         self.dimension = int(getter() or 0)
+        # A fast tokenizer keeps its truncation and padding as state, set by each call that asks for
+        # other ones. Counting and piece reading (no padding) on the model's own tokenizer could switch
+        # padding off under a batch another thread is encoding: "Unable to create tensor". So they
+        # use a copy of their own, one call at a time; the model's tokenizer is only ever called with
+        # the model's settings.
+        self._plain = copy.deepcopy(self.st.tokenizer)
+        self._plain_lock = threading.Lock()
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        encoded = self.st.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)
+        with self._plain_lock:
+            encoded = self._plain(list(texts), add_special_tokens=False, truncation=False, verbose=False)
         return [len(ids) for ids in encoded["input_ids"]]
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
@@ -124,13 +133,11 @@ class _TorchEncoder:
     def pieces(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
         """The word pieces ``token_vectors`` gives, from the tokenizer alone (no model pass): the
         same truncation, and the same frame tokens left out (``_frame_ids``)."""
-        tokenizer = self.st.tokenizer
+        tokenizer = self._plain
         frame = _frame_ids(tokenizer)
-        out = []
-        for text in texts:
-            ids = tokenizer(text, truncation=True, max_length=self.max_seq_length, verbose=False)["input_ids"]
-            out.append(tuple(tokenizer.convert_ids_to_tokens([i for i in ids if i not in frame])))
-        return out
+        with self._plain_lock:
+            read = [tokenizer(t, truncation=True, max_length=self.max_seq_length, verbose=False) for t in texts]
+        return [tuple(tokenizer.convert_ids_to_tokens([i for i in r["input_ids"] if i not in frame])) for r in read]
 
     def token_vectors(self, texts: Sequence[str], batch_size: int) -> list[TokenVectors]:
         """The model's word pieces and last hidden states, from one pass: ``output_value=None``
