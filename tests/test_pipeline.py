@@ -574,6 +574,18 @@ def test_the_definition_a_follow_up_turns_on_is_cited(sample):
         assert f"[{definition.n}]" in answer.answer and "60 consecutive days" in (definition.quote or "")
 
 
+def test_an_age_is_not_read_as_a_length_of_time(sample):
+    """ "My son is 23 years old" states an age: the answer quotes the definition that draws a line on
+    age (children under 25 years old), never the one that draws it on time (more than 60 days)."""
+    answer = sample.ask(
+        "My son is 23 years old and at university. Is his laptop covered if it is stolen from his room?",
+        use_llm=False,
+    )
+    assert "under 25 years old" in answer.answer
+    assert "60 consecutive days" not in answer.answer
+    assert not any(c.section.endswith("1.18 Unoccupied") and c.cited for c in answer.citations)
+
+
 def test_a_question_that_is_not_about_cover_keeps_the_retrieval_order(sample):
     answer = sample.ask("What does Unoccupied mean?", use_llm=False)
     numbers = [int(line.split('" [', 1)[1].split("]", 1)[0]) for line in answer.answer.splitlines() if '" [' in line]
@@ -851,6 +863,15 @@ def test_asked_what_a_clause_title_means_the_answer_is_not_hedged_and_quotes_not
         if c.cited and c.referenced_by:
             assert c.referenced_by[0] in quoted, (c.section, c.referenced_by)
     assert not any(c.cited and ("4.1 Wear" in c.section or "7.5 Legal" in c.section) for c in answer.citations)
+
+
+def test_asked_what_a_defined_term_means_the_definition_leads(sample):
+    """ "What does Unoccupied mean?": retrieval alone put 6.3 *Unoccupancy* first (it uses the word
+    most); the glossary's 1.18 *Unoccupied* is what was asked, so it leads, unhedged."""
+    answer = sample.ask("What does Unoccupied mean?", use_llm=False)
+    assert answer.citations[0].section.endswith("1.18 Unoccupied")
+    assert answer.band == "confident"
+    assert answer.answer.startswith('1. Definition: "The Home has not been lived in')
 
 
 def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():

@@ -113,11 +113,18 @@ def test_a_defined_term_brings_its_definition(sample):
 def test_quantity_kinds_and_what_a_question_turns_on():
     from policybot.answer.references import quantity_kinds, turns_on
 
+    unoccupied = "The Home has not been lived in by you for more than 60 consecutive days."
     assert quantity_kinds("and if it was only 3 weeks?") == {"period"}
     assert quantity_kinds("more than 60 consecutive days") == {"period"}
     assert quantity_kinds("a deductible of $750 or 25% of the loss") == {"money", "share"}
     assert quantity_kinds("what does the policy cover?") == set()
-    unoccupied = "The Home has not been lived in by you for more than 60 consecutive days."
+    # An age is a line a person's age falls on, not a length of time.
+    assert quantity_kinds("my son is 23 years old and away at university") == {"age"}
+    assert quantity_kinds("you're aged 21 or over") == quantity_kinds("under the age of 18") == {"age"}
+    assert quantity_kinds("I've paid in for 15 years and I'm a 50-year-old") == {"period", "age"}
+    insured = "An Insured Person also includes your children who are under 25 years old and away studying."
+    assert turns_on("my son is 23 years old, is his laptop covered?", "Insured Person", insured)
+    assert not turns_on("my son is 23 years old, is his laptop covered?", "Unoccupied", unoccupied)
     assert turns_on("and if it was only 3 weeks?", "Unoccupied", unoccupied)  # where the line is drawn
     assert turns_on("what counts as unoccupied?", "Unoccupied", unoccupied)  # the term named
     assert not turns_on("is my bike covered?", "Unoccupied", unoccupied)
@@ -199,3 +206,21 @@ def test_what_an_unquoted_source_points_to_is_not_followed(sample):
     assert [s.reason for s in follower.run("is my shed covered?", sources, docs, shown=2)] == ["clause 4.1"]
     [turns_on] = follower.run("and if it was only 3 weeks?", sources, docs, shown=1)
     assert turns_on.reason == "definition of Unoccupied" and turns_on.referenced_by == 2
+
+
+def test_the_definition_of_a_term_the_question_asks_about_is_found_by_its_term(sample):
+    """ "What does Unoccupied mean?" points at 1.18 *Unoccupied* by its term; the longest term
+    named wins ("Escape of Water", not a shorter term inside it), and a question that does not ask
+    what something means points at no definition."""
+    follower = sample.components.references
+    doc_ids = [d.doc_id for d in sample.components.index.documents()]
+
+    def sections(question: str) -> list[str]:
+        found = follower.definitions_asked(question, doc_ids)
+        chunks = sample.components.registry.chunks(sample.components.index.collection, found)
+        return [chunks[c].section.split(" > ")[-1] for c in found]
+
+    assert sections("What does Unoccupied mean?") == ["1.18 Unoccupied"]
+    assert sections("what is the definition of escape of water") == ["1.6 Escape of Water"]
+    assert sections("Is the home covered when it is unoccupied?") == []  # not asked what it means
+    assert sections("What does 'unoccupancy' mean?") == []  # no term of that name

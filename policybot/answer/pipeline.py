@@ -200,7 +200,7 @@ class AnswerPipeline:
         for i, query in enumerate(plan.queries[own:] if planned else [], start=own):
             lists.update(retriever.lists(query, doc_ids, i, named=named, reorder=False))
         refs = clause_references(plan.standalone)
-        clause = retriever.clauses.run(refs, doc_ids) if refs else []
+        clause = retriever.clauses.run(refs, doc_ids) if refs else self._definitions(plan.standalone, doc_ids)
         ranking = ranked_for_fusion(lists)
         if clause:
             ranking[ListKey("clause")] = clause
@@ -214,6 +214,11 @@ class AnswerPipeline:
             fused = _keep_own_order(fused, anchor)
         kept = self.selector.candidates(fused[: self.selector.keep_fused(fused)], by_id)
         return Ranking(fused, kept, {cid for cid, _ in clause}, self._settled(plan, first, lists))
+
+    def _definitions(self, question: str, doc_ids: list[str]) -> Ranked:
+        """The definition of a term the question asks the meaning of, ranked like a named clause."""
+        follower = self.parts.references
+        return [(cid, 1.0) for cid in follower.definitions_asked(question, doc_ids)] if follower else []
 
     def _settled(self, plan: QueryPlan, first: FirstPass, lists: RankedLists) -> str:
         """The question the passages are scored against and the answer written to: a model's

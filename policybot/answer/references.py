@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from policybot.answer.query import asks_meaning
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
 from policybot.core.text import QUANTITIES, alnum, heading_title, names_phrase
 from policybot.schemas import Citation
@@ -82,7 +83,8 @@ def cross_references(text: str) -> list[str]:
 
 
 def quantity_kinds(text: str) -> set[str]:
-    """The kinds of quantity a text states: {"period"} for "only 3 weeks", {"money"} for "$750"."""
+    """The kinds of quantity a text states: {"period"} for "only 3 weeks", {"money"} for "$750",
+    {"age"} for "23 years old"."""
     return {kind for kind, pattern in QUANTITIES.items() if pattern.search(text)}
 
 
@@ -133,6 +135,23 @@ class ReferenceFollower:
         self.glossary = glossary
         self.rows = rows
         self.max_supporting = max_supporting
+
+    def definitions_asked(self, question: str, doc_ids: Sequence[str]) -> list[str]:
+        """The chunks that define a term the question asks the meaning of ("What does Unoccupied
+        mean?"), from each document's glossary: the user pointed at the definition by its term, as
+        "clause 1.18" would point at it by number. The longest term named wins ("Escape of Water",
+        not "Water"); none when the question does not ask what something means."""
+        if not asks_meaning(question):
+            return []
+        out: list[str] = []
+        for doc_id in doc_ids:
+            terms = self.glossary(doc_id).terms
+            named = [t for t in terms if names_phrase(question, t)]
+            for term in named:
+                longer = any(o != term and names_phrase(o, term) for o in named)
+                if not longer and terms[term] not in out:
+                    out.append(terms[term])
+        return out
 
     def run(
         self,

@@ -366,8 +366,8 @@ def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
 
 
 def unit_quantities(unit: str) -> set[str]:
-    """The kinds of quantity a unit states: a period, an amount of money or a share ("14 days",
-    "$750", "80 percent"); a list item's own number or a clause number is not one."""
+    """The kinds of quantity a unit states: a period, an amount of money, a share or an age ("14 days",
+    "$750", "80 percent", "aged 21 or over"); a list item's own number or a clause number is not one."""
     return quantity_kinds(_ITEM_MARKER.sub("", unit))
 
 

@@ -61,12 +61,20 @@ def fold(text: str) -> tuple[str, tuple[int, ...]]:
     return "".join(out), tuple(index)
 
 
-# Quantities by kind: "3 weeks", "60 consecutive days" (a period), "$500" (money), "60%" (a share).
+# Quantities by kind: "3 weeks", "60 consecutive days" (a period), "$500" (money), "60%" (a share),
+# "25 years old", "aged 21 or over", "under the age of 18" (an age: a line a person's age falls on,
+# not a length of time; "my son is 23 years old" turns on "children under 25 years old", not on
+# "more than 60 consecutive days").
 _NUMBER_WORD = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)"
+_AGED = r"[\s-]+(?:old|of\s+age)\b"
 QUANTITIES: dict[str, re.Pattern[str]] = {
     "period": re.compile(
         rf"\b{_NUMBER_WORD}(?:\s+(?:consecutive|full|calendar|working|clear))?\s+"
-        r"(?:hours?|days?|weeks?|fortnights?|months?|years?)\b",
+        rf"(?:hours?|days?|weeks?|fortnights?|months?|years?)\b(?!{_AGED})",
+        re.I,
+    ),
+    "age": re.compile(
+        rf"\b{_NUMBER_WORD}[\s-]+years?{_AGED}|\baged\s+\d+\b|\bages?\s+(?:of\s+)?\d+\b|\bturn(?:s|ed)?\s+\d+\b",
         re.I,
     ),
     "money": re.compile(r"[$£€]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars|pounds|euros)\b", re.I),
