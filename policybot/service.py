@@ -224,14 +224,16 @@ class PolicyBot:
         self, query: str, k: int | None = None, docs: Iterable[str] | None = None, as_of: date | None = None
     ) -> SearchResponse:
         """Hybrid dense + BM25 search, fused; a document the query names ("under the Dwelling Form")
-        is searched first and favoured, as when it is asked."""
+        is searched first and favoured, and a clause it names or a term it asks the meaning of comes
+        first, as when it is asked."""
         if not query.strip():
             raise PolicyBotError("the query is empty")
         started = time.perf_counter()
         c = self.components
         scope = {d.doc_id: d for d in self.library.resolve_docs(docs, as_of)}
         named = c.name_documents(query, list(scope.values()))
-        fused = c.retriever.run(query, k or self.settings.search_k, list(scope), named=named)
+        defined = c.references.definitions_asked(query, list(scope))
+        fused = c.retriever.run(query, k or self.settings.search_k, list(scope), named=named, defined=defined)
         rows = c.registry.chunks(c.index.collection, [f.chunk_id for f in fused])
         return SearchResponse(
             query=query,

@@ -57,6 +57,7 @@ def test_in_domain_questions_find_their_clause_and_page(sample_bot, question, cl
         ("what does clause 5.2 say", "5.2 Escape of water deductible"),
         ("Explain 2.5(c)", "2.5 Escape of water"),
         ("What does Section 6.4 require?", "6.4 Security"),
+        ("What does Unoccupied mean?", "1.18 Unoccupied"),  # a defined term points at its definition
     ],
 )
 def test_a_clause_named_in_a_search_comes_first_as_in_an_answer(sample_bot, query, section):

@@ -320,12 +320,20 @@ class HybridRetriever:
         boosted = [(cid, score + (bonus if doc_of(cid) in named else 0.0)) for cid, score in ranked]
         return sorted(boosted, key=lambda x: -x[1])
 
-    def run(self, query: str, k: int, doc_ids: Sequence[str], named: Sequence[NamedDocument] = ()) -> list[Fused]:
+    def run(
+        self,
+        query: str,
+        k: int,
+        doc_ids: Sequence[str],
+        named: Sequence[NamedDocument] = (),
+        defined: Sequence[str] = (),
+    ) -> list[Fused]:
         """The fused ranking of one query (search, and the eval's first-pass configurations): a clause
-        the query names ("what does clause 5.2 say") first, as when it is asked."""
+        the query names ("what does clause 5.2 say") first, as when it is asked; else the definitions
+        it asks the meaning of (``defined``: chunk ids, ``ReferenceFollower.definitions_asked``)."""
         lists = self.lists(query, doc_ids, named=named)
         refs = clause_references(query)
-        clause = self.clauses.run(refs, doc_ids) if refs else []
+        clause = self.clauses.run(refs, doc_ids) if refs else [(cid, 1.0) for cid in defined]
         if clause:
             ranked = [
                 (f.chunk_id, f.score) for f in self.fusion.run({"hybrid": lists[ListKey("hybrid")], "clause": clause})
