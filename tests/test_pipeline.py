@@ -874,6 +874,25 @@ def test_asked_what_a_defined_term_means_the_definition_leads(sample):
     assert answer.answer.startswith('1. Definition: "The Home has not been lived in')
 
 
+def test_a_definitions_passage_is_quoted_by_the_definition_asked_about():
+    """A Definitions passage holding several numbered definitions is quoted by the one the question
+    asks about, not by its first; and "Depends on:" draws nothing from the others ("you must pay"
+    in the Federal Policy Fee says nothing about basements)."""
+    text = (
+        "4. Building. A structure with two or more outside rigid walls and a fully secured roof, that is "
+        "affixed to a permanent site.\n"
+        "5. Basement. Any area of a building, including any sunken room or sunken portion of a room, having "
+        "its floor below ground level on all sides.\n"
+        "6. Federal Policy Fee. A flat rate charge you must pay on each new or renewal policy to defray certain "
+        "administrative expenses."
+    )
+    answer = _passages_answer([(text, "II. Definitions")], "What does basement mean?")
+    assert answer.answer.startswith('1. Definition: "5. Basement. Any area of a building'), answer.answer
+    assert "Federal Policy Fee" not in answer.answer and "Depends on" not in answer.answer
+    opening = _passages_answer([(text, "II. Definitions")], "What does flood mean?")  # not defined here
+    assert opening.answer.startswith('1. Definition: "4. Building.'), opening.answer
+
+
 def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():
     """Ties of shared words go to a sentence that states an amount or period when one is asked
     for ("what is the waiting period…?"); a list item's own number is not a quantity."""

@@ -209,9 +209,10 @@ def test_what_an_unquoted_source_points_to_is_not_followed(sample):
 
 
 def test_the_definition_of_a_term_the_question_asks_about_is_found_by_its_term(sample):
-    """ "What does Unoccupied mean?" points at 1.18 *Unoccupied* by its term; the longest term
-    named wins ("Escape of Water", not a shorter term inside it), and a question that does not ask
-    what something means points at no definition."""
+    """ "What does Unoccupied mean?" points at 1.18 *Unoccupied* by its term; of several terms named,
+    the one nearest "mean" is asked about, the longest term named wins ("Escape of Water", not a
+    shorter term inside it), and a question that does not ask what something means points at no
+    definition."""
     follower = sample.components.references
     doc_ids = [d.doc_id for d in sample.components.index.documents()]
 
@@ -222,5 +223,6 @@ def test_the_definition_of_a_term_the_question_asks_about_is_found_by_its_term(s
 
     assert sections("What does Unoccupied mean?") == ["1.18 Unoccupied"]
     assert sections("what is the definition of escape of water") == ["1.6 Escape of Water"]
+    assert sections("What does Storm mean in my Home policy?") == ["1.14 Storm"]  # the term nearest "mean"
     assert sections("Is the home covered when it is unoccupied?") == []  # not asked what it means
     assert sections("What does 'unoccupancy' mean?") == []  # no term of that name

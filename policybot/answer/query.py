@@ -305,6 +305,12 @@ def asks_meaning(question: str) -> bool:
     return bool(_MEANING.search(question))
 
 
+def meaning_words(question: str) -> list[tuple[int, int]]:
+    """Where the question asks what something means ("definition", "mean", "defined"): the term
+    asked about is the one nearest these."""
+    return [m.span() for m in _MEANING.finditer(question)]
+
+
 def asks_meaning_of_title(question: str, section: str) -> bool:
     """Whether the question asks what a clause's own title means: "What is the definition of an
     Insured Person?" with "Section 1 Definitions > 1.9 Insured Person" leading. The user pointed at

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from policybot.answer.query import asks_meaning
+from policybot.answer.query import meaning_words
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum, heading_title, names_phrase
+from policybot.core.text import QUANTITIES, alnum, heading_title, names_phrase, phrase_at
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -27,7 +27,7 @@ _CROSS_REF = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 # A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
-_DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
+DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
 
 
 @dataclass
@@ -61,7 +61,7 @@ def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
             term = heading_title(chunk.section)
             if 2 <= len(term) <= 60:
                 glossary.terms.setdefault(term, chunk.chunk_id)
-        for m in _DEFINITION_ITEM.finditer(chunk.text):
+        for m in DEFINITION_ITEM.finditer(chunk.text):
             glossary.terms.setdefault(m.group(1).strip(), chunk.chunk_id)
     # Pronoun-like "you" definitions and one-letter terms say nothing.
     glossary.terms = {
@@ -137,21 +137,26 @@ class ReferenceFollower:
         self.max_supporting = max_supporting
 
     def definitions_asked(self, question: str, doc_ids: Sequence[str]) -> list[str]:
-        """The chunks that define a term the question asks the meaning of ("What does Unoccupied
+        """The chunks that define the term a question asks the meaning of ("What does Unoccupied
         mean?"), from each document's glossary: the user pointed at the definition by its term, as
-        "clause 1.18" would point at it by number. The longest term named wins ("Escape of Water",
-        not "Water"); none when the question does not ask what something means."""
-        if not asks_meaning(question):
+        "clause 1.18" would point at it by number. Of the terms the question names, the one nearest
+        its "mean" / "definition" is asked about ("What does 'flood' mean in my policy?" asks about
+        *Flood*, not *Policy*), and the longest term wins ("Escape of Water", not a shorter term
+        inside it); none when the question does not ask what something means."""
+        marks = meaning_words(question)
+        if not marks:
             return []
-        out: list[str] = []
+        found: list[tuple[int, str]] = []  # (distance to a meaning word, chunk id)
         for doc_id in doc_ids:
             terms = self.glossary(doc_id).terms
-            named = [t for t in terms if names_phrase(question, t)]
-            for term in named:
-                longer = any(o != term and names_phrase(o, term) for o in named)
-                if not longer and terms[term] not in out:
-                    out.append(terms[term])
-        return out
+            named = {t: m for t in terms if (m := phrase_at(question, t)) is not None}
+            for term, m in named.items():
+                if any(other != term and names_phrase(other, term) for other in named):
+                    continue
+                gap = min(max(start - m.end(), m.start() - end, 0) for start, end in marks)
+                found.append((gap, terms[term]))
+        nearest = min((gap for gap, _ in found), default=0)
+        return list(dict.fromkeys(chunk_id for gap, chunk_id in found if gap == nearest))
 
     def run(
         self,

@@ -22,12 +22,12 @@ from policybot.answer.query import (
     section_matches,
     split_item,
 )
-from policybot.answer.references import quantity_kinds
+from policybot.answer.references import DEFINITION_ITEM, quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import ELLIPSIS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
-from policybot.core.text import alnum, heading_title
+from policybot.core.text import alnum, heading_title, names_phrase
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent, TokenEvent
 from policybot.models.llm import REFUSAL, ChatLLM, LLMUsage, load_prompt
@@ -155,7 +155,7 @@ class ExtractiveWriter:
             items_named = [split_item(ref) for ref in clause_references(question)]
             for src in chosen:
                 begin = body_start(src)
-                score = _scorer(src, begin, closeness, meaning, items_named)
+                score = _scorer(src, begin, closeness, question if meaning else None, items_named)
                 quote = choose_quote(src.text, score, begin)
                 second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
                 quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
@@ -325,11 +325,12 @@ def _scorer(
     src: Citation,
     begin: int,
     closeness: Callable[[str], float],
-    meaning: bool,
+    meaning: str | None,
     items_named: Sequence[tuple[str, str | None]],
 ) -> Callable[[str], float]:
     """How a passage's quote is chosen: the item the question names, where a definition defines
-    the term a quoted clause uses, a definition's opening sentence, or closeness to the question."""
+    the term a quoted clause uses, a definition's opening sentence (``meaning``: the question, when
+    it asks what something means), or closeness to the question."""
     term = (src.reference or "").removeprefix("definition of ") if src.reference else ""
     item = _named_item(src, items_named)
     if item:  # "Explain 2.5(c)": the clause's item (c) is the quote
@@ -337,7 +338,7 @@ def _scorer(
     if term and term != src.reference:  # a definition a quoted clause uses: where it defines the term
         return _defining(src.text, begin, term)
     if meaning and _defines(src):
-        return _opening(src.text, begin)
+        return _defining_asked(src.text, begin, meaning) or _opening(src.text, begin)
     return closeness
 
 
@@ -398,6 +399,30 @@ def _opening(text: str, begin: int) -> Callable[[str], float]:
     return lambda unit: 1.0 if unit == first else 0.0
 
 
+def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
+    """The spans of the numbered definitions a quote of a Definitions passage lies in ("5. Basement.
+    …" up to "6. Building. …"), when the passage holds several: what "Depends on:" may draw from
+    (not "17. Federal Policy Fee. … you must pay" beside "What does mudflow mean?"). None for any
+    other passage."""
+    starts = [m.start() for m in DEFINITION_ITEM.finditer(src.text)] if _defines(src) else []
+    if len(starts) < 2:
+        return None
+    quoted = [src.quote_start, *(a for a, _ in src.also_quoted)]
+    spans = zip(starts, [*starts[1:], len(src.text)])
+    return [(a, b) for a, b in spans if any(q is not None and a <= q < b for q in quoted)]
+
+
+def _defining_asked(text: str, begin: int, question: str) -> Callable[[str], float] | None:
+    """In a Definitions passage that holds several numbered definitions ("4. Building. … 5. Basement.
+    Any area of the building…"), the one whose term the question asks about; none when no term of
+    the passage is named (its opening sentence is quoted then)."""
+    units = [text[s:e] for s, e in quote_units(text, begin)]
+    asked = next(
+        (u for u in units if (m := DEFINITION_ITEM.match(u)) and names_phrase(question, m.group(1).strip())), None
+    )
+    return None if asked is None else lambda unit: 1.0 if unit == asked else 0.0
+
+
 def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
     """A definition followed from a clause's use of ``term`` is quoted where it defines that term
     (a chunk of a Definitions section often holds several): the first sentence naming it, else
@@ -434,7 +459,10 @@ def _conditions(
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
     for rank, (src, shown, units) in enumerate(retrieved):
+        within = _quoted_definitions(src)
         for text, (s, e), parts in units:
+            if within is not None and not any(a <= s and e <= b for a, b in within):
+                continue  # another definition of the same Definitions passage says nothing here
             quoted_already = text in " ".join(shown.split())
             if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue

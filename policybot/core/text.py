@@ -117,7 +117,12 @@ def heading_title(section: str) -> str:
 def names_phrase(text: str, phrase: str) -> bool:
     """Whether the text uses the phrase as whole words, in any case: "an insured person" names
     "Insured Person"; "uninsured persons" and "Insured" alone do not."""
-    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text, re.IGNORECASE) is not None
+    return phrase_at(text, phrase) is not None
+
+
+def phrase_at(text: str, phrase: str) -> re.Match[str] | None:
+    """Where the text first uses the phrase as whole words, in any case (see ``names_phrase``)."""
+    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text, re.IGNORECASE)
 
 
 def alnum(text: str) -> str:
