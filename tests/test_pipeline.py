@@ -867,28 +867,36 @@ def test_asked_what_a_clause_title_means_the_answer_is_not_hedged_and_quotes_not
 
 def test_asked_what_a_defined_term_means_the_definition_leads(sample):
     """ "What does Unoccupied mean?": retrieval alone put 6.3 *Unoccupancy* first (it uses the word
-    most); the glossary's 1.18 *Unoccupied* is what was asked, so it leads, unhedged."""
+    most); the glossary's 1.18 *Unoccupied* is what was asked, so it leads, unhedged, quoted whole."""
     answer = sample.ask("What does Unoccupied mean?", use_llm=False)
     assert answer.citations[0].section.endswith("1.18 Unoccupied")
     assert answer.band == "confident"
     assert answer.answer.startswith('1. Definition: "The Home has not been lived in')
+    assert "sleeps there regularly" in answer.answer.splitlines()[0]  # the definition whole, both sentences
 
 
 def test_a_definitions_passage_is_quoted_by_the_definition_asked_about():
     """A Definitions passage holding several numbered definitions is quoted by the one the question
-    asks about, not by its first; and "Depends on:" draws nothing from the others ("you must pay"
-    in the Federal Policy Fee says nothing about basements)."""
+    asks about ("5. Basement. …", or one that opens "Flood, as used in this policy, means:"), whole
+    up to the next, not by its first; and "Depends on:" draws nothing from the others ("you must
+    pay" in the Federal Policy Fee says nothing about basements)."""
     text = (
         "4. Building. A structure with two or more outside rigid walls and a fully secured roof, that is "
         "affixed to a permanent site.\n"
         "5. Basement. Any area of a building, including any sunken room or sunken portion of a room, having "
-        "its floor below ground level on all sides.\n"
+        "its floor below ground level on all sides. A crawlspace is not a basement.\n"
         "6. Federal Policy Fee. A flat rate charge you must pay on each new or renewal policy to defray certain "
         "administrative expenses."
     )
     answer = _passages_answer([(text, "II. Definitions")], "What does basement mean?")
     assert answer.answer.startswith('1. Definition: "5. Basement. Any area of a building'), answer.answer
+    assert 'on all sides. A crawlspace is not a basement." [1]' in answer.answer  # the definition whole
     assert "Federal Policy Fee" not in answer.answer and "Depends on" not in answer.answer
+    flood = "A. In this policy, you means the insured.\nB. Flood, as used in this policy, means: a general and "
+    flood += "temporary condition of inundation of normally dry land.\nC. Unit. A space you own in a condominium."
+    meant = _passages_answer([(flood, "II. Definitions")], "what does flood mean")
+    assert meant.answer.startswith('1. Definition: "B. Flood, as used in this policy, means: a general'), meant.answer
+    assert "condominium" not in meant.answer  # up to the next definition
     opening = _passages_answer([(text, "II. Definitions")], "What does flood mean?")  # not defined here
     assert opening.answer.startswith('1. Definition: "4. Building.'), opening.answer
 

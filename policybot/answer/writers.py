@@ -16,6 +16,7 @@ from policybot.answer.missing import MISSING, missing
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.query import (
     asks_meaning,
+    asks_meaning_of_title,
     asks_quantity,
     clause_references,
     is_coverage_question,
@@ -25,7 +26,7 @@ from policybot.answer.query import (
 from policybot.answer.references import DEFINITION_ITEM, quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.passages import body_start, lead_in_for
-from policybot.core.quotes import ELLIPSIS, Quote, choose_quote, is_list_item, other_quote, quote_units
+from policybot.core.quotes import ELLIPSIS, MAX_QUOTE_CHARS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum, heading_title, names_phrase
 from policybot.core.timing import Timings
@@ -157,6 +158,7 @@ class ExtractiveWriter:
                 begin = body_start(src)
                 score = _scorer(src, begin, closeness, question if meaning else None, items_named)
                 quote = choose_quote(src.text, score, begin)
+                quote = _whole_definition(src, quote, question) if meaning else quote
                 second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
                 quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
                 quoted[src.n] = _with_quotes(src, quotes)
@@ -399,6 +401,23 @@ def _opening(text: str, begin: int) -> Callable[[str], float]:
     return lambda unit: 1.0 if unit == first else 0.0
 
 
+def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
+    """Asked what a term means, its definition is quoted whole, up to ``MAX_QUOTE_CHARS``: "… for more
+    than 60 consecutive days. The Home is lived in only when someone sleeps there regularly; visiting
+    … does not count as living in it." says what *Unoccupied* means, its first sentence alone half of
+    it. Only the definition asked about: a passage titled with the term, or the numbered definition
+    of it the quote opens ("5. Basement. …", up to the next one)."""
+    if not _defines(src) or quote.cut:
+        return quote
+    term = _term_defined(src.text[quote.start : quote.end])
+    asked = term is not None and names_phrase(question, term)
+    if not asked and not asks_meaning_of_title(question, src.section):
+        return quote
+    following = next((m.start() for m in DEFINITION_ITEM.finditer(src.text, quote.end)), len(src.text))
+    end = len(src.text[:following].rstrip())
+    return Quote(quote.start, end, quote.lead_in) if quote.end <= end <= quote.start + MAX_QUOTE_CHARS else quote
+
+
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
     """The spans of the numbered definitions a quote of a Definitions passage lies in ("5. Basement.
     …" up to "6. Building. …"), when the passage holds several: what "Depends on:" may draw from
@@ -417,10 +436,22 @@ def _defining_asked(text: str, begin: int, question: str) -> Callable[[str], flo
     Any area of the building…"), the one whose term the question asks about; none when no term of
     the passage is named (its opening sentence is quoted then)."""
     units = [text[s:e] for s, e in quote_units(text, begin)]
-    asked = next(
-        (u for u in units if (m := DEFINITION_ITEM.match(u)) and names_phrase(question, m.group(1).strip())), None
-    )
+    asked = next((u for u in units if (term := _term_defined(u)) and names_phrase(question, term)), None)
     return None if asked is None else lambda unit: 1.0 if unit == asked else 0.0
+
+
+# A definition that opens "Flood, as used in this flood insurance policy, means:" or "Subsidence means …"
+# (after a list marker, if any), the way many wordings define without a run-in title.
+_TERM_MEANS_OPENING = re.compile(
+    r"^\s*(?:\(?[A-Za-z0-9]{1,3}[.)]\s+)?[“\"‘']?([A-Z][\w'’-]*(?:\s+[\w'’-]+){0,4}?)[”\"’']?"
+    r"(?:,[^.:;]{0,80},)?\s+(?:means|is defined as|refers to)\b"
+)
+
+
+def _term_defined(unit: str) -> str | None:
+    """The term a unit defines: a numbered run-in title ("5. Basement. …") or an opening "X means"."""
+    found = DEFINITION_ITEM.match(unit) or _TERM_MEANS_OPENING.match(unit)
+    return found.group(1).strip() if found else None
 
 
 def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:
