@@ -405,25 +405,25 @@ def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
     """Asked what a term means, its definition is quoted whole, up to ``MAX_QUOTE_CHARS``: "… for more
     than 60 consecutive days. The Home is lived in only when someone sleeps there regularly; visiting
     … does not count as living in it." says what *Unoccupied* means, its first sentence alone half of
-    it. Only the definition asked about: a passage titled with the term, or the numbered definition
-    of it the quote opens ("5. Basement. …", up to the next one)."""
+    it. Only the definition asked about: a passage titled with the term, or the definition of it the
+    quote opens ("5. Basement. …", "Flood, as used in this policy, means: …"), up to the next one."""
     if not _defines(src) or quote.cut:
         return quote
     term = _term_defined(src.text[quote.start : quote.end])
     asked = term is not None and names_phrase(question, term)
     if not asked and not asks_meaning_of_title(question, src.section):
         return quote
-    following = next((m.start() for m in DEFINITION_ITEM.finditer(src.text, quote.end)), len(src.text))
+    following = next((s for s in _definition_starts(src.text) if s >= quote.end), len(src.text))
     end = len(src.text[:following].rstrip())
     return Quote(quote.start, end, quote.lead_in) if quote.end <= end <= quote.start + MAX_QUOTE_CHARS else quote
 
 
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
-    """The spans of the numbered definitions a quote of a Definitions passage lies in ("5. Basement.
-    …" up to "6. Building. …"), when the passage holds several: what "Depends on:" may draw from
+    """The spans of the definitions a quote of a Definitions passage lies in ("5. Basement. …" up to
+    "6. Building. …"), when the passage holds several: what "Depends on:" may draw from
     (not "17. Federal Policy Fee. … you must pay" beside "What does mudflow mean?"). None for any
     other passage."""
-    starts = [m.start() for m in DEFINITION_ITEM.finditer(src.text)] if _defines(src) else []
+    starts = _definition_starts(src.text) if _defines(src) else []
     if len(starts) < 2:
         return None
     quoted = [src.quote_start, *(a for a, _ in src.also_quoted)]
@@ -446,6 +446,11 @@ _TERM_MEANS_OPENING = re.compile(
     r"^\s*(?:\(?[A-Za-z0-9]{1,3}[.)]\s+)?[“\"‘']?([A-Z][\w'’-]*(?:\s+[\w'’-]+){0,4}?)[”\"’']?"
     r"(?:,[^.:;]{0,80},)?\s+(?:means|is defined as|refers to)\b"
 )
+
+
+def _definition_starts(text: str) -> list[int]:
+    """Where each definition of a Definitions passage begins: a sentence or item that defines a term."""
+    return [s for s, e in quote_units(text) if _term_defined(text[s:e])]
 
 
 def _term_defined(unit: str) -> str | None:
