@@ -420,9 +420,10 @@ def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
 
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
     """The spans of the definitions a quote of a Definitions passage lies in ("5. Basement. …" up to
-    "6. Building. …"), when the passage holds several: what "Depends on:" may draw from
-    (not "17. Federal Policy Fee. … you must pay" beside "What does mudflow mean?"). None for any
-    other passage."""
+    "6. Building. …"), when the passage holds several: what "Depends on:" takes from it as from the
+    best passage; its other definitions must speak to the question, as another passage's sentences
+    must ("17. Federal Policy Fee. … you must pay" does not beside "What does mudflow mean?";
+    "“Control” … means" does beside a change-of-control question). None for any other passage."""
     starts = _definition_starts(src.text) if _defines(src) else []
     if len(starts) < 2:
         return None
@@ -497,13 +498,13 @@ def _conditions(
     for rank, (src, shown, units) in enumerate(retrieved):
         within = _quoted_definitions(src)
         for text, (s, e), parts in units:
-            if within is not None and not any(a <= s and e <= b for a, b in within):
-                continue  # another definition of the same Definitions passage says nothing here
+            # Another definition of the same Definitions passage is read as another passage would be.
+            own = within is None or any(a <= s and e <= b for a, b in within)
             quoted_already = text in " ".join(shown.split())
             if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
-            if rank == 0 or (score > 0 and score >= CONDITION_SHARE * best):
+            if (rank == 0 and own) or (score > 0 and score >= CONDITION_SHARE * best):
                 found.append((rank == 0 and len(parts) > 1, score, len(parts), src.n, text, (s, e)))
     found.sort(key=lambda f: (not f[0], -f[1], -f[2]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
