@@ -892,6 +892,12 @@ def test_a_definitions_passage_is_quoted_by_the_definition_asked_about():
     assert answer.answer.startswith('1. Definition: "5. Basement. Any area of a building'), answer.answer
     assert 'on all sides. A crawlspace is not a basement." [1]' in answer.answer  # the definition whole
     assert "Federal Policy Fee" not in answer.answer and "Depends on" not in answer.answer
+    # Another definition of the passage is listed when it speaks to the question, as another passage's would be.
+    related = (
+        text + "\n7. Crawlspace. An area below a building that is not a basement, provided its floor is above ground."
+    )
+    listed = _passages_answer([(related, "II. Definitions")], "What does basement mean?")
+    assert '- "7. Crawlspace.' in listed.answer and "Federal Policy Fee" not in listed.answer, listed.answer
     flood = "A. In this policy, you means the insured.\nB. Flood, as used in this policy, means: a general and "
     flood += "temporary condition of inundation of normally dry land.\nC. Unit. A space you own in a condominium."
     meant = _passages_answer([(flood, "II. Definitions")], "what does flood mean")
