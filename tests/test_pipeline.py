@@ -11,8 +11,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from policybot.answer.conversation import Conversation, Turn
 from policybot.answer.missing import MISSING
-from policybot.answer.writers import HEDGE
+from policybot.answer.writers import DEPENDS_ON, HEDGE
 from policybot.components import Components
+from policybot.core.quotes import MAX_QUOTE_CHARS
 from policybot.events import AnswerEvent, PassagesEvent, TokenEvent
 from policybot.models.llm import REFUSAL, fixed_llm
 from policybot.service import PolicyBot
@@ -317,6 +318,22 @@ def test_follow_up_without_llm_carries_the_previous_question(sample):
     answer = sample.ask("and what about subsidence?", history=HISTORY, use_llm=False)
     assert "deductible" in answer.standalone_question.lower()
     assert any("Deductible" in c.section for c in answer.citations[:3])
+
+
+@pytest.mark.parametrize(
+    "before, question",
+    [
+        ("What is the definition of an Insured Person?", "What does Unoccupied mean?"),
+        ("How does the deductible apply to water damage?", "and what does clause 5.2 say?"),
+    ],
+)
+def test_a_follow_up_that_names_its_clause_is_searched_alone(sample, before, question):
+    """A question that points at its clause, by number or by the defined term it asks the meaning
+    of, says what it is about: the question before it is not searched with it (both were)."""
+    answer = sample.ask(question, history=[Turn(question=before, standalone=before, answer="")], use_llm=False)
+    assert answer.standalone_question == question
+    wanted = "1.18 Unoccupied" if "Unoccupied" in question else "5.2 Escape of water deductible"
+    assert answer.citations[0].section.endswith(wanted)
 
 
 def test_a_follow_up_joined_to_its_context_gets_no_token_match_only_its_own_words_do(sample, monkeypatch):
@@ -863,6 +880,19 @@ def test_asked_what_a_clause_title_means_the_answer_is_not_hedged_and_quotes_not
         if c.cited and c.referenced_by:
             assert c.referenced_by[0] in quoted, (c.section, c.referenced_by)
     assert not any(c.cited and ("4.1 Wear" in c.section or "7.5 Legal" in c.section) for c in answer.citations)
+
+
+def test_a_definition_longer_than_a_quote_is_quoted_by_its_whole_parts_that_fit(sample):
+    """1.9 *Insured Person* is a lead-in with three items, then who else counts: more than one quote
+    holds. Asked what it means, the quote is the lead-in with all its items (the longest run of whole
+    sentences and items that fits), not its first item alone; "Depends on:" lists only what is left
+    ("also includes your children who are under 25"), never a repeat of the quote."""
+    answer = sample.ask("What is the definition of an Insured Person?", use_llm=False)
+    first = answer.answer.splitlines()[0]
+    assert first.startswith('1. Definition: "Means you, the policyholder') and "(c) your parents" in first, first
+    assert len(answer.citations[0].quote or "") <= MAX_QUOTE_CHARS
+    depends = answer.answer.split(DEPENDS_ON)[1] if DEPENDS_ON in answer.answer else ""
+    assert "Means you" not in depends and "also includes your children" in depends, answer.answer
 
 
 def test_asked_what_a_defined_term_means_the_definition_leads(sample):

@@ -413,9 +413,12 @@ def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
     asked = term is not None and names_phrase(question, term)
     if not asked and not asks_meaning_of_title(question, src.section):
         return quote
+    limit = quote.start + MAX_QUOTE_CHARS
     following = next((s for s in _definition_starts(src.text) if s >= quote.end), len(src.text))
-    end = len(src.text[:following].rstrip())
-    return Quote(quote.start, end, quote.lead_in) if quote.end <= end <= quote.start + MAX_QUOTE_CHARS else quote
+    # Up to the next definition; a longer one ("Insured Person": a list of people, then who else
+    # counts) up to its last sentence or item that fits, never cut inside one.
+    ends = [e for _, e in quote_units(src.text, quote.start) if quote.end <= e <= min(following, limit)]
+    return Quote(quote.start, max(ends), quote.lead_in) if ends else quote
 
 
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
@@ -443,9 +446,10 @@ def _defining_asked(text: str, begin: int, question: str) -> Callable[[str], flo
 
 # A definition that opens "Flood, as used in this flood insurance policy, means:" or "Subsidence means …"
 # (after a list marker, if any), the way many wordings define without a run-in title.
+_MEANS = r"\s+(?:means|is defined as|refers to)\b"  # how a wording says what a term means
 _TERM_MEANS_OPENING = re.compile(
     r"^\s*(?:\(?[A-Za-z0-9]{1,3}[.)]\s+)?[“\"‘']?([A-Z][\w'’-]*(?:\s+[\w'’-]+){0,4}?)[”\"’']?"
-    r"(?:,[^.:;]{0,80},)?\s+(?:means|is defined as|refers to)\b"
+    r"(?:,[^.:;]{0,80},)?" + _MEANS
 )
 
 
@@ -518,7 +522,8 @@ def _conditions(
 
 
 # A sentence that says what a quoted term means: "… and ‘severe disablement’ means at least 60% disabled."
-_TERM_MEANS = re.compile(r"[‘'\"“]([^’'\"”\n]{3,40})[’'\"”]\s+(?:means|is defined as|refers to)\b")
+# (anywhere in it, the term in quotes; ``_TERM_MEANS_OPENING`` is the same verb at a definition's start).
+_TERM_MEANS = re.compile(r"[‘'\"“]([^’'\"”\n]{3,40})[’'\"”]" + _MEANS)
 MAX_DEFINITIONS = 2  # listed after the conditions, beyond MAX_CONDITIONS
 
 
