@@ -182,11 +182,21 @@ class AnswerPipeline:
             own_words = len(queries) == 1 or i > 0
             lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=own_words))
         auto = self.settings.follow_up_context == "auto"
-        if len(queries) > 1 and auto and not _needs_context(lists):  # the question stands alone: search it alone
+        stands = (
+            len(queries) > 1 and auto and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists))
+        )
+        if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
         fused = retriever.fusion.run(ranked_for_fusion(lists))
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
         return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
+
+    def _points_at_clause(self, question: str, doc_ids: list[str]) -> bool:
+        """Whether a question names its own clause, by number ("what does clause 5.2 say?") or by the
+        term it asks the meaning of ("What does Unoccupied mean?"): it says what it is about, so the
+        question before it adds nothing to search."""
+        follower = self.parts.references
+        return bool(clause_references(question)) or bool(follower and follower.definitions_asked(question, doc_ids))
 
     def _rank(
         self, plan: QueryPlan, first: FirstPass, by_id: dict[str, DocumentRow], named: list[NamedDocument]
