@@ -127,6 +127,7 @@ class Components:
                 s.named_document_boost,
                 s.naming_direction,
                 TokenMatch(self.embedder, s.token_match_depth, s.token_match_weight) if s.token_match else None,
+                s.search_without_ask,
             ),
         )
 

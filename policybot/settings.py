@@ -216,6 +216,12 @@ class Settings(BaseSettings):
         "them), the turned order counting as far as the naming words are not the question's topic, on the "
         "whole question's cosines (eval/decisions/2026-11-27-naming-direction.md).",
     )
+    search_without_ask: bool = Field(
+        True,
+        description='A question that tells a situation and ends in a bare coverage ask ("…, can I claim?", '
+        '"Will you pay?") is searched without the ask: its words match the claims procedure and every '
+        '"What is covered" heading, not the situation (eval/decisions/2026-11-28-bare-asks.md).',
+    )
     token_match: bool = Field(
         True,
         description="When a word of the question is in none of its five best passages, re-order the best 10 "

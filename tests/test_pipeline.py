@@ -882,6 +882,22 @@ def test_asked_what_a_clause_title_means_the_answer_is_not_hedged_and_quotes_not
     assert not any(c.cited and ("4.1 Wear" in c.section or "7.5 Legal" in c.section) for c in answer.citations)
 
 
+def test_a_story_ending_in_a_bare_ask_is_searched_by_its_story(sample, monkeypatch):
+    """ "my dog chewed the sofa, can i claim?": "can i claim" matched the claims procedure (8.2 time
+    limits, 8.3 documents), which led the answer. Searched by its story, the answer turns on what
+    decides it: the pests exclusion (chewing) and the accidental damage cover."""
+    question = "my dog chewed the sofa, can i claim?"
+    retriever = sample.components.retriever
+    answer = sample.ask(question, use_llm=False)
+    leading = [c.section for c in answer.citations[:3]]
+    assert any("4.3 Pests" in s or "Accidental Damage" in s for s in leading), leading
+    assert not any("Section 8" in s for s in leading), leading
+    assert answer.standalone_question == question  # what the user sees searched is still their question
+    monkeypatch.setattr(retriever, "without_ask", False)
+    plain = sample.ask(question, use_llm=False)
+    assert "Section 8" in plain.citations[0].section, [c.section for c in plain.citations[:3]]
+
+
 def test_a_definition_longer_than_a_quote_is_quoted_by_its_whole_parts_that_fit(sample):
     """1.9 *Insured Person* is a lead-in with three items, then who else counts: more than one quote
     holds. Asked what it means, the quote is the lead-in with all its items (the longest run of whole

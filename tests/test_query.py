@@ -8,6 +8,7 @@ from policybot.answer.query import (
     parse_expansion,
     section_matches,
     with_context,
+    without_ask,
 )
 
 
@@ -144,3 +145,31 @@ def test_a_question_asking_what_a_clause_title_means_names_that_clause():
     assert not asks_meaning_of_title("What does Insured mean?", definition)  # part of a title is not the title
     assert asks_meaning_of_title("What is the meaning of Flood?", "II. Definitions > A. Flood")
     assert not asks_meaning_of_title("What does 5.2 mean?", "Section 5 > 5.2")  # a number is not a title
+
+
+@pytest.mark.parametrize(
+    "question, searched",
+    [
+        ("my dog chewed the sofa, can i claim?", "my dog chewed the sofa"),
+        (
+            "A slow leak under the sink ruined my kitchen floor. Will you pay?",
+            "A slow leak under the sink ruined my kitchen floor",
+        ),
+        # The ask names what it asks about, or is all there is: searched whole.
+        ("Can I claim Carer's Allowance?", "Can I claim Carer's Allowance?"),
+        ("Am I covered?", "Am I covered?"),
+        # An ask in the words of cover is searched: "covered" is the word of the clauses that decide it.
+        (
+            "Water comes up through our cellar floor. Is that covered?",
+            "Water comes up through our cellar floor. Is that covered?",
+        ),
+        ("How do I make a claim?", "How do I make a claim?"),
+        ("Is water damage, such as a leak, covered?", "Is water damage, such as a leak, covered?"),
+        (
+            "Someone hit our wall. Can I claim on my house insurance?",
+            "Someone hit our wall. Can I claim on my house insurance?",
+        ),
+    ],
+)
+def test_a_bare_coverage_ask_is_not_searched_beside_the_story_it_follows(question, searched):
+    assert without_ask(question) == searched

@@ -284,6 +284,44 @@ def is_coverage_question(question: str) -> bool:
     return bool(_COVERAGE_QUESTION.search(question))
 
 
+# The words of a bare ask to claim or be paid ("can I claim?", "will you pay for it?", "can we claim for
+# that?"): they say what kind of answer is wanted, not what about, and searched they match the
+# library's claims procedure (how to claim, paying a claim, time limits) instead of the story told
+# before them. An ask in the words of cover ("Am I covered?", "Is that included?") is searched as it
+# is: "cover" is the word of the clauses that decide it (record 2026-11-28-bare-asks).
+_CLAIM_WORDS = frozenset(
+    "claim claims claiming pay paid pays payout reimburse reimbursed compensate compensated".split()
+)
+_ASK_WORDS = _CLAIM_WORDS | frozenset(
+    "cover covered covers coverage insurance insurer insured policy include included eligible entitled "
+    "qualify get compensation am are is be will would can could do does you i we me my it this that these "
+    "those they them for on under anything still also then so please yes no or and the a an".split()
+)
+_SEGMENT = re.compile(r"[^.?!;,]+")
+
+
+def without_ask(question: str) -> str:
+    """The question without its bare asks to claim or be paid, when it tells something else: "my dog
+    chewed the sofa, can i claim?" is searched as "my dog chewed the sofa". A segment (between commas,
+    stops and semicolons) is a bare ask when each of its words is an ask word or a function word, one
+    of them is a word of claiming or paying, and it reads as a coverage question ("can I claim",
+    "will you pay for it"). "Can I claim Carer's Allowance?" names what it asks for and is kept whole;
+    so is "Can I claim?" alone, and "Is that covered?" anywhere."""
+    kept, dropped = [], False
+    for m in _SEGMENT.finditer(question):
+        words = re.findall(r"[a-z']+", m.group().lower())
+        bare = (
+            bool(words)
+            and all(w in _ASK_WORDS for w in words)
+            and any(w in _CLAIM_WORDS for w in words)
+            and bool(_COVERAGE_QUESTION.search(m.group()))
+        )
+        dropped = dropped or bare
+        if not bare and words:
+            kept.append(m.group().strip())
+    return ", ".join(kept) if dropped and kept else question
+
+
 # A question that asks for an amount, a period or a date.
 _ASKS_QUANTITY = re.compile(
     r"\b(?:how (?:much|long|many|soon|often|late)|by when|what percentage|which date|what (?:is|are) the "

@@ -18,7 +18,7 @@ from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 import numpy as np
 
 from policybot.answer.naming import NamedDocument, split_naming
-from policybot.answer.query import clause_references, section_matches, split_item
+from policybot.answer.query import clause_references, section_matches, split_item, without_ask
 from policybot.answer.token_match import TokenMatch
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, doc_of
@@ -214,6 +214,7 @@ class HybridRetriever:
         named_boost: float = 3.0,
         naming_direction: bool = False,
         token_match: TokenMatch | None = None,
+        without_ask: bool = False,
     ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
@@ -226,6 +227,7 @@ class HybridRetriever:
         self.naming_direction = naming_direction
         self.candidates = candidates
         self.token_match = token_match
+        self.without_ask = without_ask
 
     def lists(
         self,
@@ -248,6 +250,7 @@ class HybridRetriever:
         LLM's expansion (written in the library's words), a follow-up joined to its context and an
         evidence search (which collects, not ranks) ask for none."""
         n = candidates or self.candidates
+        query = without_ask(query) if self.without_ask else query  # the situation, not "can I claim?"
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words, naming = split_naming(query, named) if favoured else (query, "")
         dense = self.dense.run(query, n, doc_ids)
