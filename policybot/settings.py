@@ -218,9 +218,9 @@ class Settings(BaseSettings):
     )
     search_without_ask: bool = Field(
         True,
-        description='A question that tells a situation and ends in a bare coverage ask ("…, can I claim?", '
-        '"Will you pay?") is searched without the ask: its words match the claims procedure and every '
-        '"What is covered" heading, not the situation (eval/decisions/2026-11-28-bare-asks.md).',
+        description='A question that tells a situation and ends in a bare ask to claim ("…, can I claim?") is '
+        'searched without the ask: "claim" matches the claims procedure, not the situation. "Am I covered?" and '
+        '"Will you pay?" are kept: covers are worded so (eval/decisions/2026-11-28-bare-asks.md).',
     )
     token_match: bool = Field(
         True,

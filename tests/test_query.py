@@ -152,13 +152,21 @@ def test_a_question_asking_what_a_clause_title_means_names_that_clause():
     [
         ("my dog chewed the sofa, can i claim?", "my dog chewed the sofa"),
         (
-            "A slow leak under the sink ruined my kitchen floor. Will you pay?",
-            "A slow leak under the sink ruined my kitchen floor",
+            "Someone hacked my computer and my photos are gone. Can I claim for that?",
+            "Someone hacked my computer and my photos are gone",
         ),
-        # The ask names what it asks about, or is all there is: searched whole.
+        # Written on without a stop: the closing ask is left out all the same.
+        ("my dog chewed the sofa can i claim for it", "my dog chewed the sofa"),
+        # The ask names what it asks about, belongs to a question word, or is all there is: searched whole.
+        ("flood damage - how late can i claim?", "flood damage - how late can i claim?"),
+        # An ask in the words of cover or payment is searched: "we will cover", "we will pay" decide it.
+        ("A slow leak ruined my kitchen floor. Will you pay?", "A slow leak ruined my kitchen floor. Will you pay?"),
+        (
+            "Storm took a few tiles off the roof. What can I claim for?",
+            "Storm took a few tiles off the roof. What can I claim for?",
+        ),
         ("Can I claim Carer's Allowance?", "Can I claim Carer's Allowance?"),
         ("Am I covered?", "Am I covered?"),
-        # An ask in the words of cover is searched: "covered" is the word of the clauses that decide it.
         (
             "Water comes up through our cellar floor. Is that covered?",
             "Water comes up through our cellar floor. Is that covered?",

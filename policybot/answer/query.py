@@ -284,42 +284,71 @@ def is_coverage_question(question: str) -> bool:
     return bool(_COVERAGE_QUESTION.search(question))
 
 
-# The words of a bare ask to claim or be paid ("can I claim?", "will you pay for it?", "can we claim for
-# that?"): they say what kind of answer is wanted, not what about, and searched they match the
-# library's claims procedure (how to claim, paying a claim, time limits) instead of the story told
-# before them. An ask in the words of cover ("Am I covered?", "Is that included?") is searched as it
-# is: "cover" is the word of the clauses that decide it (record 2026-11-28-bare-asks).
-_CLAIM_WORDS = frozenset(
-    "claim claims claiming pay paid pays payout reimburse reimbursed compensate compensated".split()
-)
+# The words of a bare ask to claim ("can I claim?", "can we claim for that?"): they say what kind of
+# answer is wanted, not what about, and searched they match the library's claims procedure (how to
+# claim, time limits, documents) instead of the story told before them. An ask in the words of cover
+# or payment ("Am I covered?", "Will you pay?") is searched as it is: "we will cover" and "we will
+# pay" are how the clauses that decide it are worded (record 2026-11-28-bare-asks).
+_CLAIM_WORDS = frozenset("claim claims claiming".split())
 _ASK_WORDS = _CLAIM_WORDS | frozenset(
-    "cover covered covers coverage insurance insurer insured policy include included eligible entitled "
-    "qualify get compensation am are is be will would can could do does you i we me my it this that these "
-    "those they them for on under anything still also then so please yes no or and the a an".split()
+    "pay paid pays payout reimburse reimbursed compensate compensated cover covered covers coverage insurance "
+    "insurer insured policy include included eligible entitled qualify get compensation am are is be will "
+    "would can could do does you i we me my it this that these those they them for on under anything still "
+    "also then so please yes no or and the a an".split()
 )
 _SEGMENT = re.compile(r"[^.?!;,]+")
 
 
 def without_ask(question: str) -> str:
-    """The question without its bare asks to claim or be paid, when it tells something else: "my dog
-    chewed the sofa, can i claim?" is searched as "my dog chewed the sofa". A segment (between commas,
-    stops and semicolons) is a bare ask when each of its words is an ask word or a function word, one
-    of them is a word of claiming or paying, and it reads as a coverage question ("can I claim",
-    "will you pay for it"). "Can I claim Carer's Allowance?" names what it asks for and is kept whole;
-    so is "Can I claim?" alone, and "Is that covered?" anywhere."""
+    """The question without its bare asks to claim, when it tells something else: "my dog chewed the
+    sofa, can i claim?" is searched as "my dog chewed the sofa". A segment (between commas, stops and
+    semicolons) is a bare ask when each of its words is an ask word or a function word, one of them is
+    "claim", and it reads as a coverage question ("can I claim", "can we claim for it"); so is the end
+    of a segment, from where such a question starts, when a citizen writes on without a stop ("my dog
+    chewed the sofa can i claim for it"). "Can I claim Carer's Allowance?" names what it asks for and
+    is kept whole; so is "Can I claim?" alone, and "Is that covered?" or "Will you pay?" anywhere."""
     kept, dropped = [], False
     for m in _SEGMENT.finditer(question):
-        words = re.findall(r"[a-z']+", m.group().lower())
-        bare = (
-            bool(words)
-            and all(w in _ASK_WORDS for w in words)
-            and any(w in _CLAIM_WORDS for w in words)
-            and bool(_COVERAGE_QUESTION.search(m.group()))
-        )
-        dropped = dropped or bare
-        if not bare and words:
-            kept.append(m.group().strip())
+        segment = m.group()
+        if _bare_ask(segment):
+            dropped = True
+            continue
+        tail = _tail_ask(segment)
+        if tail is not None:
+            dropped, segment = True, segment[:tail]
+        if re.search(r"[a-z]", segment, re.IGNORECASE):
+            kept.append(segment.strip())
     return ", ".join(kept) if dropped and kept else question
+
+
+# A question word: what comes after it is its question ("How late can I claim?", "What can I claim for?").
+_WH = re.compile(r"\b(?:how|what|when|where|which|who|whom|whose|why)\b", re.IGNORECASE)
+
+
+def _tail_ask(segment: str) -> int | None:
+    """Where a segment's closing bare ask begins, after a statement of its own ("my dog chewed the sofa
+    | can i claim for it"): the longest run of ask words at its end, when that is a bare ask and what
+    comes before it asks nothing itself ("How late can I claim?" is a question of its own)."""
+    words = list(re.finditer(r"[A-Za-z']+", segment))
+    start = len(words)
+    while start and words[start - 1].group().lower() in _ASK_WORDS:
+        start -= 1
+    if start in (0, len(words)):
+        return None
+    at = words[start].start()
+    return at if not _WH.search(segment[:at]) and _bare_ask(segment[at:]) else None
+
+
+def _bare_ask(text: str) -> bool:
+    """Whether ``text`` only asks to claim: ask and function words, "claim" among them, read as a
+    coverage question."""
+    words = re.findall(r"[a-z']+", text.lower())
+    return (
+        bool(words)
+        and all(w in _ASK_WORDS for w in words)
+        and any(w in _CLAIM_WORDS for w in words)
+        and bool(_COVERAGE_QUESTION.search(text))
+    )
 
 
 # A question that asks for an amount, a period or a date.
