@@ -589,6 +589,11 @@ def test_the_definition_a_follow_up_turns_on_is_cited(sample):
         assert definition.cited and definition.role == "Definition"
         assert 'Definition: "The Home has not been lived in by you' in answer.answer
         assert f"[{definition.n}]" in answer.answer and "60 consecutive days" in (definition.quote or "")
+        # Read right after the clause that uses the term, not among the supporting sources at the end.
+        lines = [line for line in answer.answer.splitlines() if re.match(r"\d+\. ", line)]
+        at = next(i for i, line in enumerate(lines) if f'" [{definition.n}]' in line)
+        pointer = re.search(r"\(referenced by \[(\d+)\]", lines[at]).group(1)
+        assert at > 0 and f'" [{pointer}]' in lines[at - 1], lines
 
 
 def test_an_age_is_not_read_as_a_length_of_time(sample):

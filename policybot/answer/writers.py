@@ -168,7 +168,7 @@ class ExtractiveWriter:
                     close = _best_unit(cosine or closeness, src.text, q.start, q.end)
                     items.append((quoted[src.n].model_copy(update={"role": label}), shown, close))
             labels = _labels(chosen)
-            for i, (src, shown, _) in enumerate(_deciding_first(items, question), 1):
+            for i, (src, shown, _) in enumerate(_turning_beside_pointer(_deciding_first(items, question), question), 1):
                 pointer = src.referenced_by[0] if src.referenced_by else None
                 note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
@@ -310,6 +310,30 @@ def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
 
     ordered = sorted(retrieved, key=lambda item: not leads(item))
     return _by_source(ordered) + supporting
+
+
+def _turning_beside_pointer(items: list[Quoted], question: str) -> list[Quoted]:
+    """A definition the question turns on, by the quantity it states ("only 3 weeks" and *Unoccupied*:
+    "more than 60 consecutive days"), is read right after the clause that uses the term, not among the
+    supporting sources at the end: it is what decides between that clause's two readings. Its place
+    only changes; what is quoted does not."""
+    stated = quantity_kinds(question)
+    turning = [
+        item
+        for item in items
+        if stated
+        and item[0].referenced_by
+        and (item[0].reference or "").startswith("definition of ")
+        and stated & unit_quantities(item[1])
+    ]
+    if not turning:
+        return items
+    ordered = [item for item in items if all(item is not t for t in turning)]
+    for item in turning:
+        pointer = item[0].referenced_by[0]
+        at = max((i for i, (src, _, _) in enumerate(ordered) if src.n == pointer), default=len(ordered) - 1)
+        ordered.insert(at + 1, item)
+    return ordered
 
 
 def _by_source(items: list[Quoted]) -> list[Quoted]:
