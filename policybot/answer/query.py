@@ -310,9 +310,6 @@ def without_ask(question: str) -> str:
     kept, dropped = [], False
     for m in _SEGMENT.finditer(question):
         segment = m.group()
-        if _bare_ask(segment):
-            dropped = True
-            continue
         tail = _tail_ask(segment)
         if tail is not None:
             dropped, segment = True, segment[:tail]
@@ -326,14 +323,15 @@ _WH = re.compile(r"\b(?:how|what|when|where|which|who|whom|whose|why)\b", re.IGN
 
 
 def _tail_ask(segment: str) -> int | None:
-    """Where a segment's closing bare ask begins, after a statement of its own ("my dog chewed the sofa
-    | can i claim for it"): the longest run of ask words at its end, when that is a bare ask and what
-    comes before it asks nothing itself ("How late can I claim?" is a question of its own)."""
+    """Where a segment's closing bare ask begins (0: the segment is one), after a statement of its own
+    ("my dog chewed the sofa | can i claim for it"): the longest run of ask words at its end, when that
+    is a bare ask and what comes before it asks nothing itself ("How late can I claim?" is a question
+    of its own)."""
     words = list(re.finditer(r"[A-Za-z']+", segment))
     start = len(words)
     while start and words[start - 1].group().lower() in _ASK_WORDS:
         start -= 1
-    if start in (0, len(words)):
+    if start == len(words):
         return None
     at = words[start].start()
     return at if not _WH.search(segment[:at]) and _bare_ask(segment[at:]) else None

@@ -321,14 +321,13 @@ def _turning_beside_pointer(items: list[Quoted], question: str) -> list[Quoted]:
     turning = [
         item
         for item in items
-        if stated
-        and item[0].referenced_by
+        if item[0].referenced_by
         and (item[0].reference or "").startswith("definition of ")
         and stated & unit_quantities(item[1])
     ]
     if not turning:
         return items
-    ordered = [item for item in items if all(item is not t for t in turning)]
+    ordered = [item for item in items if not any(item is t for t in turning)]
     for item in turning:
         pointer = item[0].referenced_by[0]
         at = max((i for i, (src, _, _) in enumerate(ordered) if src.n == pointer), default=len(ordered) - 1)
