@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from policybot.answer.query import meaning_words
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum, heading_title, names_phrase, phrase_at
+from policybot.core.text import QUANTITIES, alnum, heading_title, in_definitions, names_phrase, phrase_at
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -54,10 +54,9 @@ def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
     sub-headings ("1.6 Escape of Water") and numbered items ("5. Basement. Any area ...")."""
     glossary = Glossary()
     for chunk in chunks:
-        path = chunk.section.split(" > ")
-        if not any("definition" in part.lower() for part in path):
+        if not in_definitions(chunk.section):
             continue
-        if "definition" not in path[-1].lower():
+        if "definition" not in chunk.section.split(" > ")[-1].lower():
             term = heading_title(chunk.section)
             if 2 <= len(term) <= 60:
                 glossary.terms.setdefault(term, chunk.chunk_id)

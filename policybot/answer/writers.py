@@ -28,7 +28,7 @@ from policybot.answer.support import SupportChecker
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import ELLIPSIS, MAX_QUOTE_CHARS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label
-from policybot.core.text import alnum, heading_title, names_phrase
+from policybot.core.text import alnum, heading_title, in_definitions, names_phrase
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent, TokenEvent
 from policybot.models.llm import REFUSAL, ChatLLM, LLMUsage, load_prompt
@@ -413,7 +413,7 @@ def _best_unit(score: Callable[[str], float], text: str, start: int, end: int) -
 
 
 def _defines(src: Citation) -> bool:
-    return any("definition" in part.lower() for part in src.section.split(" > "))
+    return in_definitions(src.section)
 
 
 def _opening(text: str, begin: int) -> Callable[[str], float]:

@@ -114,6 +114,12 @@ def heading_title(section: str) -> str:
     return _HEADING_NUMBER.sub("", section.split(" > ")[-1]).strip()
 
 
+def in_definitions(section: str) -> bool:
+    """Whether a section path lies in a Definitions section ("Section 1 Definitions > 1.9 Insured
+    Person", "II. Definitions"): where the glossary's terms are read, and a passage defines."""
+    return any("definition" in part.lower() for part in section.split(" > "))
+
+
 def names_phrase(text: str, phrase: str) -> bool:
     """Whether the text uses the phrase as whole words, in any case: "an insured person" names
     "Insured Person"; "uninsured persons" and "Insured" alone do not."""
