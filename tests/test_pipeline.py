@@ -633,6 +633,56 @@ def _passages_answer(passages: list[tuple[str, str]], question: str):
     return ExtractiveWriter().run(draft(), question, sources)
 
 
+def test_a_quote_two_documents_hold_word_for_word_is_shown_once_and_the_next_passage_is_read():
+    """Sibling forms (and a guide's overview and its section) word a clause alike: the answer shows
+    the sentence once with both citations and both places, and the passage that added nothing new
+    gives its place to the next one, so the reader gets one more thing the documents say."""
+    from policybot.answer.writers import EXTRACTIVE_SOURCES, ExtractiveWriter
+    from tests.answers import _citation, draft
+
+    same = "We will pay up to $1,000 for sandbags bought to protect the building from a flood."
+    passages = [
+        (same, "dwelling.pdf", "C. Loss Avoidance"),
+        ("A. " + same, "condo.pdf", "C. Loss Avoidance"),  # its list marker is not a difference
+        ("No deductible applies to sandbags bought to protect the building.", "condo.pdf", "VI. Deductibles"),
+        ("Pumps bought to protect the building from a flood are paid up to $1,000.", "condo.pdf", "C. Pumps"),
+    ]
+    sources = [
+        _citation(n, text, cited=False, verified=False, doc=doc, section=section, title="")
+        for n, (text, doc, section) in enumerate(passages, 1)
+    ]
+    assert len(passages) == EXTRACTIVE_SOURCES + 1
+    answer = ExtractiveWriter().run(
+        draft(), "Do you pay for the sandbags and pumps we bought before the flood?", sources
+    )
+    lines = [line for line in answer.answer.splitlines() if line[:1].isdigit()]
+    assert sum(same in line for line in lines) == 1, answer.answer
+    shared = next(line for line in lines if same in line)
+    assert "[1][2]" in shared and "dwelling.pdf" in shared and "condo.pdf" in shared, shared
+    assert any("Pumps bought" in line and "[4]" in line for line in lines), answer.answer
+    cited = {c.n for c in answer.citations if c.cited}
+    assert cited == {1, 2, 3, 4}  # the sibling's passage highlights the sentence on its page too
+
+
+def test_depends_on_never_repeats_what_a_quote_already_says():
+    """A condition of the best passage that another passage's quote already says word for word
+    (a sibling form's item) is read once, as that quote, not again under "Depends on:"."""
+    condition = "We pay only if a flood is imminent."
+    answer = _passages_answer(
+        [
+            (
+                "We pay for sandbags, the sand to fill them, pumps and plastic sheeting bought to protect the "
+                f"insured building from the water, up to $1,000 in all. {condition}",
+                "C. Loss Avoidance",
+            ),
+            (f"b. {condition}", "C. Sandbags"),
+        ],
+        "Do you pay for sandbags?",
+    )
+    assert f'"b. {condition}" [2]' in answer.answer, answer.answer
+    assert answer.answer.count(condition) == 1, answer.answer
+
+
 def test_another_passage_s_limit_leads_only_when_it_is_as_close_as_the_cover():
     """Across passages an exclusion leads a coverage answer at three quarters of the cover quote's
     closeness (it answers "no"); a limit or a condition qualifies a "yes" and leads only when at

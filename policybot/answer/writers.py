@@ -44,6 +44,9 @@ EXTRACTIVE_SOURCES = 3
 SECOND_QUOTE_SHARES = (0.5, 0.75)
 # Other documents' wording of the best passage's clause quoted beside it (siblings that differ).
 MAX_VARIANTS = 2
+# A quote that another quoted passage holds word for word is shown once, with both citations; the
+# passage that added nothing new gives its place to the next one, at most this many times.
+MAX_SPARE = 2
 # A word of the question that names its document counts half in choosing a quote: it says which
 # document more than which sentence (record 2026-11-26-naming-words-in-quotes; at 0 a guide's
 # sentence naming its scheme lost to one that does not).
@@ -148,31 +151,33 @@ class ExtractiveWriter:
             naming = q_terms - set(self.tokenizer(words)) if words else set()
             absent = missing(draft.question, [s.text for s in sources])  # what the user asked, in their words
             lines = [MISSING.format(what=absent)] if absent else [HEDGE] if draft.band == "uncertain" else []
+            chosen, spare = self._to_quote(sources, named)
+            closeness, cosine = self._closeness(question, q_terms, chosen + spare, naming)
             quoted: dict[int, Citation] = {}
-            chosen = self._to_quote(sources, named)
-            closeness, cosine = self._closeness(question, q_terms, chosen, naming)
-            items = []
-            meaning = asks_meaning(question)
-            items_named = [split_item(ref) for ref in clause_references(question)]
-            for src in chosen:
-                begin = body_start(src)
-                score = _scorer(src, begin, closeness, question if meaning else None, items_named)
-                quote = choose_quote(src.text, score, begin)
-                quote = _whole_definition(src, quote, question) if meaning else quote
-                second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
-                quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
-                quoted[src.n] = _with_quotes(src, quotes)
-                for q in quotes:
-                    shown = shown_quote(src, q)
-                    label = plain_label(src.section, shown)
-                    close = _best_unit(cosine or closeness, src.text, q.start, q.end)
-                    items.append((quoted[src.n].model_copy(update={"role": label}), shown, close))
-            labels = _labels(chosen)
+            items: list[Quoted] = []
+            also: dict[str, list[int]] = {}  # a quote's words → the other sources that hold it word for word
+            queue = list(chosen)
+            while queue:
+                src = queue.pop(0)
+                new = self._quote(src, chosen, question, closeness, cosine, quoted)
+                fresh = False
+                for item in new:
+                    key = _same_words(item[1])
+                    if key not in also:
+                        also[key], fresh = [], True
+                        items.append(item)
+                    elif src.n not in also[key]:
+                        also[key].append(src.n)
+                if not fresh and not src.referenced_by and spare:  # said already: the next passage is read
+                    queue.insert(sum(not s.referenced_by for s in queue), spare.pop(0))
+            labels = _labels([quoted[n] for n in quoted])
             for i, (src, shown, _) in enumerate(_turning_beside_pointer(_deciding_first(items, question), question), 1):
                 pointer = src.referenced_by[0] if src.referenced_by else None
                 note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
-                lines.append(f'{i}. {role}"{shown}" [{src.n}] — {labels[src.n]}{note}')
+                ns = [src.n, *also[_same_words(shown)]]
+                where = "; ".join(_within(labels[n], labels[ns[0]]) if i else labels[n] for i, n in enumerate(ns))
+                lines.append(f'{i}. {role}"{shown}" {"".join(f"[{n}]" for n in ns)} — {where}{note}')
             conditions = _conditions(items, closeness, self.tokenizer)
             if conditions:
                 lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text, _ in conditions]
@@ -180,6 +185,33 @@ class ExtractiveWriter:
                 quoted[n] = quoted[n].model_copy(update={"also_quoted": [*quoted[n].also_quoted, span]})
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
+
+    def _quote(
+        self,
+        src: Citation,
+        chosen: list[Citation],
+        question: str,
+        closeness: Callable[[str], float],
+        cosine: Callable[[str], float] | None,
+        quoted: dict[int, Citation],
+    ) -> list[Quoted]:
+        """A passage's quote (two, see ``_second``), each as shown with its role and closeness; the
+        passage as cited, with its quotes highlighted, goes into ``quoted``."""
+        begin = body_start(src)
+        items_named = [split_item(ref) for ref in clause_references(question)]
+        meaning = asks_meaning(question)
+        score = _scorer(src, begin, closeness, question if meaning else None, items_named)
+        quote = choose_quote(src.text, score, begin)
+        quote = _whole_definition(src, quote, question) if meaning else quote
+        second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
+        quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
+        quoted[src.n] = _with_quotes(src, quotes)
+        items = []
+        for q in quotes:
+            shown = shown_quote(src, q)
+            close = _best_unit(cosine or closeness, src.text, q.start, q.end)
+            items.append((quoted[src.n].model_copy(update={"role": plain_label(src.section, shown)}), shown, close))
+        return items
 
     @staticmethod
     def _second(
@@ -206,10 +238,12 @@ class ExtractiveWriter:
         return other[0]
 
     @staticmethod
-    def _to_quote(sources: list[Citation], named: Sequence[str]) -> list[Citation]:
+    def _to_quote(sources: list[Citation], named: Sequence[str]) -> tuple[list[Citation], list[Citation]]:
         """The best passages, what they point to, and (unless the question named its document)
         the same clause as other documents word it, so the answer says what each one says. When
-        the question names documents and one of theirs leads, only theirs are quoted."""
+        the question names documents and one of theirs leads, only theirs are quoted. Then the
+        next passages, read in turn when one of these says only what another already said (two
+        forms, or a guide's overview and its section, worded alike)."""
         retrieved = [s for s in sources if not s.referenced_by]
         if retrieved and retrieved[0].doc in named:
             retrieved = [s for s in retrieved if s.doc in named]
@@ -222,7 +256,8 @@ class ExtractiveWriter:
                 if s.doc != retrieved[0].doc and heading and _clause_heading(s) == heading
             ]
             chosen += variants[:MAX_VARIANTS]
-        return chosen + [s for s in sources if s.referenced_by]
+        spare = [s for s in retrieved if s not in chosen][:MAX_SPARE]
+        return chosen + [s for s in sources if s.referenced_by], spare
 
     def _closeness(
         self, question: str, q_terms: set[str], chosen: list[Citation], naming: set[str]
@@ -344,6 +379,19 @@ def _by_source(items: list[Quoted]) -> list[Quoted]:
 
 
 _ITEM_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\s+", re.I)  # "2. ", "(c) ": not a quantity
+
+
+def _within(label: str, first: str) -> str:
+    """A second place a quote is found, without the document title the first place already named
+    ("… · 3.3 Theft · p.7; 2.7 Theft or attempted theft · p.5")."""
+    title = first.split(" · ", 1)[0]
+    return label.removeprefix(f"{title} · ") if " · " in first else label
+
+
+def _same_words(shown: str) -> str:
+    """What a quote says, to tell when two passages say it word for word ("A. When a loss is insured…"
+    and "When a loss is insured…"): its letters and digits, without its list marker."""
+    return alnum(_ITEM_MARKER.sub("", shown))
 
 
 def _scorer(
@@ -519,6 +567,7 @@ def _conditions(
             shown_of[src.n] = f"{shown_of.get(src.n, '')} {shown}"
             sources.setdefault(src.n, src)
     retrieved = [(src, shown_of[n], _condition_units(src)) for n, src in sources.items()]
+    said = alnum(" ".join(shown for _, shown, _ in items))  # what any quote says already
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
@@ -527,7 +576,7 @@ def _conditions(
         for text, (s, e), parts in units:
             # Another definition of the same Definitions passage is read as another passage would be.
             own = within is None or any(a <= s and e <= b for a, b in within)
-            quoted_already = text in " ".join(shown.split())
+            quoted_already = text in " ".join(shown.split()) or _same_words(text) in said
             if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
