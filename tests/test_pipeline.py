@@ -1006,6 +1006,9 @@ def test_a_definitions_passage_is_quoted_by_the_definition_asked_about():
     assert "condominium" not in meant.answer  # up to the next definition
     opening = _passages_answer([(text, "II. Definitions")], "What does flood mean?")  # not defined here
     assert opening.answer.startswith('1. Definition: "4. Building.'), opening.answer
+    # Two of its terms named: the one nearest "mean" is asked about, as the glossary's search reads it.
+    both = _passages_answer([(text, "II. Definitions")], "What does basement mean for my building cover?")
+    assert both.answer.startswith('1. Definition: "5. Basement.'), both.answer
 
 
 def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_one():

@@ -13,12 +13,12 @@ import json
 import logging
 import re
 from dataclasses import dataclass, replace
-from typing import Generator, Sequence
+from typing import Generator, Iterable, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
 from policybot.answer.conversation import Turn, history_text
-from policybot.core.text import heading_title, names_phrase
+from policybot.core.text import heading_title, names_phrase, phrase_at
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent
 from policybot.models.llm import ChatLLM, LLMUsage, load_prompt
@@ -374,6 +374,21 @@ def meaning_words(question: str) -> list[tuple[int, int]]:
     """Where the question asks what something means ("definition", "mean", "defined"): the term
     asked about is the one nearest these."""
     return [m.span() for m in _MEANING.finditer(question)]
+
+
+def terms_asked(question: str, terms: Iterable[str]) -> dict[str, int]:
+    """The terms the question names where it asks what something means, each with its distance in
+    characters to the question's "mean" / "definition": the nearest is the one asked about ("What
+    does 'flood' mean in my policy?" asks about *Flood*, not *Policy*). A term inside a longer
+    named term is not one ("Escape of Water", not "Water"); none when the question does not ask
+    what something means. The glossary's search and the quote of a definition both read it so."""
+    marks = meaning_words(question)
+    named = {t: m for t in terms if marks and (m := phrase_at(question, t)) is not None}
+    return {
+        term: min(max(start - m.end(), m.start() - end, 0) for start, end in marks)
+        for term, m in named.items()
+        if not any(other != term and names_phrase(other, term) for other in named)
+    }
 
 
 def asks_meaning_of_title(question: str, section: str) -> bool:

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from policybot.answer.query import meaning_words
+from policybot.answer.query import terms_asked
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum, heading_title, in_definitions, names_phrase, phrase_at
+from policybot.core.text import QUANTITIES, alnum, heading_title, in_definitions, names_phrase
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -142,18 +142,10 @@ class ReferenceFollower:
         its "mean" / "definition" is asked about ("What does 'flood' mean in my policy?" asks about
         *Flood*, not *Policy*), and the longest term wins ("Escape of Water", not a shorter term
         inside it); none when the question does not ask what something means."""
-        marks = meaning_words(question)
-        if not marks:
-            return []
         found: list[tuple[int, str]] = []  # (distance to a meaning word, chunk id)
         for doc_id in doc_ids:
             terms = self.glossary(doc_id).terms
-            named = {t: m for t in terms if (m := phrase_at(question, t)) is not None}
-            for term, m in named.items():
-                if any(other != term and names_phrase(other, term) for other in named):
-                    continue
-                gap = min(max(start - m.end(), m.start() - end, 0) for start, end in marks)
-                found.append((gap, terms[term]))
+            found += [(gap, terms[term]) for term, gap in terms_asked(question, terms).items()]
         nearest = min((gap for gap, _ in found), default=0)
         return list(dict.fromkeys(chunk_id for gap, chunk_id in found if gap == nearest))
 

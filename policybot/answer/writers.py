@@ -22,6 +22,7 @@ from policybot.answer.query import (
     is_coverage_question,
     section_matches,
     split_item,
+    terms_asked,
 )
 from policybot.answer.references import DEFINITION_ITEM, quantity_kinds
 from policybot.answer.support import SupportChecker
@@ -508,11 +509,16 @@ def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
 
 def _defining_asked(text: str, begin: int, question: str) -> Callable[[str], float] | None:
     """In a Definitions passage that holds several numbered definitions ("4. Building. … 5. Basement.
-    Any area of the building…"), the one whose term the question asks about; none when no term of
-    the passage is named (its opening sentence is quoted then)."""
-    units = [text[s:e] for s, e in quote_units(text, begin)]
-    asked = next((u for u in units if (term := _term_defined(u)) and names_phrase(question, term)), None)
-    return None if asked is None else lambda unit: 1.0 if unit == asked else 0.0
+    Any area of the building…"), the one whose term the question asks about, read as the glossary's
+    search reads it (``query.terms_asked``: "What does basement mean for building cover?" asks about
+    *Basement*); none when no term of the passage is named (its opening sentence is quoted then)."""
+    units = {u: term for s, e in quote_units(text, begin) if (term := _term_defined(u := text[s:e]))}
+    gaps = terms_asked(question, set(units.values()))
+    if not gaps:
+        return None
+    nearest = min(gaps.values())
+    asked = next(u for u, term in units.items() if gaps.get(term) == nearest)
+    return lambda unit: 1.0 if unit == asked else 0.0
 
 
 # A definition that opens "Flood, as used in this flood insurance policy, means:" or "Subsidence means …"
