@@ -662,6 +662,12 @@ def test_a_quote_two_documents_hold_word_for_word_is_shown_once_and_the_next_pas
     assert any("Pumps bought" in line and "[4]" in line for line in lines), answer.answer
     cited = {c.n for c in answer.citations if c.cited}
     assert cited == {1, 2, 3, 4}  # the sibling's passage highlights the sentence on its page too
+    # Two overlapping chunks of one clause: both cited, the place said once.
+    twins = [
+        _citation(n, same, cited=False, verified=False, doc="dwelling.pdf", section="C. Loss Avoidance") for n in (1, 2)
+    ]
+    [line] = ExtractiveWriter().run(draft(), "Do you pay for sandbags?", twins).answer.splitlines()
+    assert line.endswith(f"[1][2] — {twins[0].label}"), line
 
 
 def test_depends_on_never_repeats_what_a_quote_already_says():

@@ -177,7 +177,8 @@ class ExtractiveWriter:
                 note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
                 ns = [src.n, *also[_same_words(shown)]]
-                where = "; ".join(_within(labels[n], labels[ns[0]]) if i else labels[n] for i, n in enumerate(ns))
+                places = [labels[n] for n in ns]  # two overlapping chunks of one clause: one place
+                where = "; ".join(dict.fromkeys(_within(p, places[0]) if p != places[0] else p for p in places))
                 lines.append(f'{i}. {role}"{shown}" {"".join(f"[{n}]" for n in ns)} — {where}{note}')
             conditions = _conditions(items, closeness, self.tokenizer)
             if conditions:
