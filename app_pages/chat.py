@@ -39,6 +39,9 @@ def render_answer(
     if answer.named_documents:
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
+    if answer.also_searched:
+        words = ", ".join(f"“{w}”" for w in answer.also_searched)
+        st.caption(escape_markdown(f"Also searched for {words}: the word your documents use for yours."))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice:
         st.caption(escape_markdown(answer.notice))

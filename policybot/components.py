@@ -128,6 +128,7 @@ class Components:
                 s.naming_direction,
                 TokenMatch(self.embedder, s.token_match_depth, s.token_match_weight) if s.token_match else None,
                 s.search_without_ask,
+                s.equivalent_words,
             ),
         )
 

@@ -222,6 +222,13 @@ class Settings(BaseSettings):
         'searched without the ask: "claim" matches the claims procedure, not the situation. "Am I covered?" and '
         '"Will you pay?" are kept: covers are worded so (eval/decisions/2026-11-28-bare-asks.md).',
     )
+    equivalent_words: bool = Field(
+        True,
+        description="A word of the question that the documents searched never use is searched by words also as "
+        'its equivalents that they do use: British and American terms and spellings ("excess" and "deductible", '
+        '"jewellery" and "jewelry") and everyday words for what policies name ("nicked": "stolen", "theft") '
+        "(answer/equivalents.py; eval/decisions/2026-11-28-equivalent-words.md).",
+    )
     token_match: bool = Field(
         True,
         description="When a word of the question is in none of its five best passages, re-order the best 10 "

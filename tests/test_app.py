@@ -441,6 +441,14 @@ def shown_label(element) -> str:
     return shown(element.label)
 
 
+def test_the_answer_says_when_the_documents_word_for_the_user_s_was_searched_too(monkeypatch, sample_home):
+    """The sample policy never says "excess": the user reads that "deductible" was searched too."""
+    use_home(monkeypatch, sample_home)
+    [assistant] = messages(ask(start(), "burst pipe excess?"), "assistant")
+    also = [shown(c.value) for c in assistant.caption if c.value.startswith("Also searched")]
+    assert also == ["Also searched for “deductible”: the word your documents use for yours."], also
+
+
 def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home)
     at = ask(start(), "How do I cook a perfect nasi lemak?")

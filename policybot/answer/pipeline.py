@@ -147,6 +147,7 @@ class AnswerPipeline:
             sources = self.openings.run(sources)
         mainly = [n.doc.name for n in named] if _naming_changed(first.lists) else []
         draft = self._draft(question, plan, first, ranking, scored, verdict, mainly, usage, timings)
+        draft.also_searched = self.parts.retriever.equivalent_words(first.queries, list(by_id))
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
         elif self.llm is None:

@@ -17,6 +17,7 @@ from typing import Callable, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from policybot.answer.equivalents import Equivalents
 from policybot.answer.naming import NamedDocument, split_naming
 from policybot.answer.query import clause_references, section_matches, split_item, without_ask
 from policybot.answer.token_match import TokenMatch
@@ -215,6 +216,7 @@ class HybridRetriever:
         naming_direction: bool = False,
         token_match: TokenMatch | None = None,
         without_ask: bool = False,
+        equivalents: bool = False,
     ) -> None:
         self.dense = DenseRetriever(index, embedder)
         self.lexical = LexicalRetriever(index)
@@ -228,6 +230,7 @@ class HybridRetriever:
         self.candidates = candidates
         self.token_match = token_match
         self.without_ask = without_ask
+        self.equivalents = Equivalents() if equivalents else None
 
     def lists(
         self,
@@ -253,6 +256,8 @@ class HybridRetriever:
         query = without_ask(query) if self.without_ask else query  # the situation, not "can I claim?"
         favoured = [d.doc.doc_id for d in named if d.doc.doc_id in set(doc_ids)]
         words, naming = split_naming(query, named) if favoured else (query, "")
+        added = self._equivalent(words, doc_ids)  # "excess": "deductible"
+        query, words = (f"{query} {added}", f"{words} {added}") if added else (query, words)
         dense = self.dense.run(query, n, doc_ids)
         lexical = self.lexical.run(words, n, doc_ids)
         if favoured:
@@ -275,6 +280,16 @@ class HybridRetriever:
         if favoured:
             lists[ListKey("plain", query_index)] = plain
         return lists
+
+    def equivalent_words(self, queries: Sequence[str], doc_ids: Sequence[str]) -> list[str]:
+        """The documents' words searched beside the queries' (none with ``equivalents`` off)."""
+        return list(dict.fromkeys(w for q in queries for w in self._equivalent(q, doc_ids).split()))
+
+    def _equivalent(self, query: str, doc_ids: Sequence[str]) -> str:
+        if self.equivalents is None:
+            return ""
+        lexical = self.lexical.index.lexical_ready()
+        return self.equivalents.run(query, lambda stem: lexical.uses(stem, doc_ids))
 
     def _own_dense(self, query: str, n: int, favoured: list[str], split: tuple[str, str]) -> Ranked:
         """The named documents' own best passages by the dense query. With ``naming_direction`` and

@@ -234,6 +234,11 @@ class LexicalIndex:
                 out.extend(shard.chunk_ids[int(r)] for r in posting[0])
         return out
 
+    def uses(self, stem: str, doc_ids: Sequence[str]) -> bool:
+        """Whether any of the documents uses a word, by its stem (as ``Tokenizer`` gives it)."""
+        shards = self._corpus.shards
+        return any(doc_id in shards and shards[doc_id].posting(stem) is not None for doc_id in doc_ids)
+
     def search(self, query: str, k: int, allowed_docs: set[str] | None = None) -> list[tuple[str, float]]:
         """Best ``k`` (chunk_id, BM25 score) pairs with a positive score, from ``allowed_docs``
         only (only their shards are scored: a one-document scope is as fast as a small library)."""
