@@ -82,7 +82,6 @@ AS = (
     "cash > money currency",
     "kids kid > children child",
     "condo > condominium",
-    "apartment > flat",
     "boss > employer",
     "renter > tenant",
     "mum mom > mother parent",
