@@ -580,13 +580,12 @@ def _conditions(
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
-    for rank, (src, shown, units) in enumerate(retrieved):
+    for rank, (src, _, units) in enumerate(retrieved):
         within = _quoted_definitions(src)
         for text, (s, e), parts in units:
             # Another definition of the same Definitions passage is read as another passage would be.
             own = within is None or any(a <= s and e <= b for a, b in within)
-            quoted_already = text in " ".join(shown.split()) or _same_words(text) in said
-            if quoted_already or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
+            if _same_words(text) in said or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
             if (rank == 0 and own) or (score > 0 and score >= CONDITION_SHARE * best):
