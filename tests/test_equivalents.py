@@ -6,6 +6,7 @@ from typing import Callable
 from policybot.answer.equivalents import Equivalents
 from policybot.service import PolicyBot
 from policybot.store.lexical import Tokenizer
+from tests import pdfs
 from tests.conftest import make_settings, sample_home
 
 
@@ -26,6 +27,53 @@ def test_a_library_that_uses_the_citizen_s_word_is_searched_for_it_alone():
     uk = _equivalents("an excess applies to every claim; the deductible of the flood form")
     assert uk("what is the excess?") == ""
     assert uk("what is the deductible?") == ""
+
+
+def _equivalents_over(texts: list[str]) -> Callable[[str], str]:
+    """As ``_equivalents``, reading the passages themselves where a word has a set phrase."""
+    tokenize, equivalents = Tokenizer(), Equivalents()
+    stems = {stem for text in texts for stem in tokenize(text)}
+    return lambda question: equivalents.run(
+        question, stems.__contains__, lambda stem: [t for t in texts if stem in tokenize(t)]
+    )
+
+
+def test_a_word_the_documents_use_only_in_a_set_phrase_of_another_sense_counts_as_unused():
+    """The flood forms say "in excess of", "excess insurance" and "actual cash values", never
+    "excess" for their deductible nor "cash" for money."""
+    forms = _equivalents_over(
+        [
+            "Payment in excess of the limit is not made. If the other policy is excess insurance, this one pays first.",
+            "A separate deductible applies to the building. Actual cash values are listed.",
+            "We do not insure money, currency or securities.",
+        ]
+    )
+    assert forms("whats the excess on that") == "deductible"
+    assert forms("I kept $3,000 in cash in a box") == "money currency"
+    # The question's own set phrase asks about a way of settling a claim, not about money.
+    assert forms("do we get replacement cost or actual cash value?") == ""
+    # A use outside the set phrases is a use: nothing is added.
+    uk = _equivalents_over(["An excess of $250 applies, and nothing in excess of the limit is paid.", "deductible"])
+    assert uk("whats the excess on that") == ""
+
+
+def test_the_british_excess_finds_the_deductible_of_a_library_that_says_excess_only_in_in_excess_of(tmp_path):
+    """Over a real index: the word is looked up in the passages that use it."""
+    path = pdfs.simple_pdf(
+        tmp_path / "flood-form.pdf",
+        [
+            "Deductibles. A deductible of $1,250 applies separately to the building and to its contents.",
+            "Loss payment. We will not pay any amount in excess of the limit shown on the declarations page.",
+            "Other insurance. If the other policy is excess insurance, this policy is primary.",
+            "Suit against us. You must start any suit within one year of the written denial of the claim.",
+        ],
+        heading="Flood Policy",
+    )
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    assert bot.ingest_file(path).status == "ingested"
+    answer = bot.ask("how much is the excess?", use_llm=False)
+    assert answer.also_searched == ["deductible"]
+    assert "$1,250" in answer.answer.split("\n\n")[0]
 
 
 def test_everyday_words_are_searched_as_the_policy_s_but_not_the_other_way():
@@ -62,3 +110,4 @@ def test_the_answer_says_which_of_the_documents_words_were_searched_too(tmp_path
     assert answer.also_searched == ["deductible"]
     assert "Deductible" in answer.answer.splitlines()[0] or "deductible" in answer.answer.splitlines()[0]
     assert bot.ask("burst pipe deductible?", use_llm=False).also_searched == []
+

@@ -17,11 +17,17 @@ never use the word itself and do use an equivalent: a library that says "excess"
 "excess" alone, and no question changes in a library that speaks the citizen's words. Both
 searches take the added words: the small embedding model too finds "Can I choose a bigger excess?"
 in the voluntary deductible clause only when told "deductible".
+
+A word the documents use only inside a set phrase of another sense counts as a word they never use:
+"in excess of" is "more than" and "excess insurance" is a policy that pays above another, neither of
+them the part of a claim the policyholder pays; "actual cash value" is a way of settling a claim,
+not money. The flood forms say both and never "excess" for their deductible, nor "cash" for money.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import re
+from typing import Callable, Iterable
 
 from policybot.store.lexical import Tokenizer
 
@@ -92,7 +98,18 @@ AS = (
     "specs glasses > spectacles",
     "meds > medication medicine",
     "cellphone > mobile phone",
+    "mudslide mudslides > mudflow",
 )
+# Set phrases in which a word of the tables has another sense (see the module docstring): phrases of
+# legal and insurance English at large, none taken from one document's wording.
+SET_PHRASES = (
+    "in excess of",
+    "in excess over",
+    "excess insurance",
+    "actual cash value",
+    "cash value",
+)
+Texts = Callable[[str], Iterable[str]]  # a stem -> the texts of the searched passages that use it
 
 
 def _table(tokenize: Callable[[str], list[str]]) -> dict[str, list[str]]:
@@ -109,6 +126,17 @@ def _table(tokenize: Callable[[str], list[str]]) -> dict[str, list[str]]:
     return table
 
 
+def _phrases(tokenize: Callable[[str], list[str]]) -> dict[str, list[re.Pattern[str]]]:
+    """Each stem → the set phrases that hold a word of it, as patterns (any spacing or case, the
+    last word in the plural too: "actual cash values")."""
+    phrases: dict[str, list[re.Pattern[str]]] = {}
+    for phrase in SET_PHRASES:
+        pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"s?\b", re.IGNORECASE)
+        for stem in tokenize(phrase):
+            phrases.setdefault(stem, []).append(pattern)
+    return phrases
+
+
 class Equivalents:
     """The equivalents of a question's words that the searched documents use in their place (see
     the module docstring)."""
@@ -116,13 +144,32 @@ class Equivalents:
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self.tokenizer = tokenizer or Tokenizer()
         self.table = _table(self.tokenizer)
+        self.phrases = _phrases(self.tokenizer)
 
-    def run(self, query: str, uses: Callable[[str], bool]) -> str:
+    def run(self, query: str, uses: Callable[[str], bool], texts: Texts | None = None) -> str:
         """The words to search beside the question ("" when none). ``uses(stem)``: whether the
-        documents searched use a word stem (``store.lexical.LexicalIndex.uses``)."""
+        documents searched use a word stem (``store.lexical.LexicalIndex.uses``); ``texts(stem)``:
+        the searched passages that use it, read only for a word of a set phrase (without them, any
+        use counts)."""
         added: list[str] = []
-        for stem in dict.fromkeys(self.tokenizer(query)):
+        for stem in dict.fromkeys(self.tokenizer(self._without_set_phrases(query))):
             targets = [t for t in self.table.get(stem, []) if t not in added]
-            if targets and not uses(stem):
+            if targets and not self._used(stem, uses, texts):
                 added += [t for t in targets if uses(self.tokenizer(t)[0])]
         return " ".join(added)
+
+    def _used(self, stem: str, uses: Callable[[str], bool], texts: Texts | None) -> bool:
+        """Whether the documents use a word, a use inside a set phrase of another sense apart."""
+        if not uses(stem):
+            return False
+        if stem not in self.phrases or texts is None:
+            return True
+        return any(stem in self.tokenizer(self._without_set_phrases(text, stem)) for text in texts(stem))
+
+    def _without_set_phrases(self, text: str, stem: str | None = None) -> str:
+        """The text without the set phrases (those holding ``stem``, when given): "actual cash value"
+        in a question asks about a way of settling, not about money."""
+        stems = [stem] if stem else list(self.phrases)
+        for pattern in dict.fromkeys(p for s in stems for p in self.phrases.get(s, [])):
+            text = pattern.sub(" ", text)
+        return text

@@ -231,6 +231,7 @@ class HybridRetriever:
         self.token_match = token_match
         self.without_ask = without_ask
         self.equivalents = Equivalents() if equivalents else None
+        self._added: dict[tuple[int | None, str, tuple[str, ...]], str] = {}  # searched and shown: looked up once
 
     def lists(
         self,
@@ -289,7 +290,16 @@ class HybridRetriever:
         if self.equivalents is None:
             return ""
         lexical = self.lexical.index.lexical_ready()
-        return self.equivalents.run(query, lambda stem: lexical.uses(stem, doc_ids))
+        key = (lexical.generation, query, tuple(doc_ids))
+        if key not in self._added:
+            if len(self._added) >= 64:
+                self._added.clear()
+            self._added[key] = self.equivalents.run(
+                query,
+                lambda stem: lexical.uses(stem, doc_ids),
+                lambda stem: self._texts(lexical.chunk_ids_using(stem, doc_ids)).values(),
+            )
+        return self._added[key]
 
     def _own_dense(self, query: str, n: int, favoured: list[str], split: tuple[str, str]) -> Ranked:
         """The named documents' own best passages by the dense query. With ``naming_direction`` and

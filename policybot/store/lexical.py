@@ -239,6 +239,21 @@ class LexicalIndex:
         shards = self._corpus.shards
         return any(doc_id in shards and shards[doc_id].posting(stem) is not None for doc_id in doc_ids)
 
+    def chunk_ids_using(self, stem: str, doc_ids: Sequence[str]) -> list[str]:
+        """The chunks of the documents that use a word stem (as ``Tokenizer`` gives it)."""
+        shards = self._corpus.shards
+        out: list[str] = []
+        for doc_id in doc_ids:
+            posting = shards[doc_id].posting(stem) if doc_id in shards else None
+            if posting is not None:
+                out.extend(shards[doc_id].chunk_ids[int(r)] for r in posting[0])
+        return out
+
+    @property
+    def generation(self) -> int | None:
+        """The registry generation the index matches (changes whenever a document comes or goes)."""
+        return self._generation
+
     def search(self, query: str, k: int, allowed_docs: set[str] | None = None) -> list[tuple[str, float]]:
         """Best ``k`` (chunk_id, BM25 score) pairs with a positive score, from ``allowed_docs``
         only (only their shards are scored: a one-document scope is as fast as a small library)."""
