@@ -111,3 +111,23 @@ def test_the_answer_says_which_of_the_documents_words_were_searched_too(tmp_path
     assert "Deductible" in answer.answer.splitlines()[0] or "deductible" in answer.answer.splitlines()[0]
     assert bot.ask("burst pipe deductible?", use_llm=False).also_searched == []
 
+
+def test_the_quote_is_chosen_by_the_documents_word_searched_for_the_user_s(tmp_path):
+    """ "mudslide" is searched also as "mudflow": the definitions passage is quoted by the
+    sentence that says "Mudflow", not by the one sharing "flood" with the question."""
+    path = pdfs.simple_pdf(
+        tmp_path / "flood-definitions.pdf",
+        [
+            "Emergency Program. The initial phase of a community's participation in the flood program. "
+            "Mudflow. A river of liquid and flowing mud on the surface of normally dry land areas.",
+            "Deductibles. A deductible of $1,250 applies separately to the building and to its contents.",
+            "Suit against us. You must start any suit within one year of the written denial of the claim.",
+        ],
+        heading="Flood Policy Definitions",
+    )
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    assert bot.ingest_file(path).status == "ingested"
+    answer = bot.ask("mudslide hit my house - flood cover?", use_llm=False)
+    assert answer.also_searched == ["mudflow"]
+    first = next(line for line in answer.answer.splitlines() if line.startswith("1. "))
+    assert "Mudflow. A river of liquid" in first, answer.answer

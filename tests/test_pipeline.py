@@ -816,7 +816,8 @@ def test_a_condition_s_term_defined_in_a_quoted_passage_is_listed_with_it():
 
 def test_a_condition_two_passages_hold_is_listed_once():
     """Overlapping chunks of one section, or sibling documents, often hold the same conditional
-    sentence: "Depends on:" lists it once, citing the first passage that holds it."""
+    sentence, numbered alike or not ("17. Federal Policy Fee…" in one form, "18. …" in the next):
+    "Depends on:" lists it once, citing every passage that holds it."""
     pad = " under the rules that are set out on this page of the guide for every person who wants to claim it"
     shared = f"You must be at least 60% disabled to claim{pad}."
     passages = [
@@ -824,12 +825,15 @@ def test_a_condition_two_passages_hold_is_listed_once():
             f"You could get a one-off tax-free payment if you are severely disabled by a vaccination{pad}. {shared}",
             "1. Overview",
         ),
-        (f"The vaccine payment is made to you or to your family{pad}. {shared}", "2. Eligibility"),
+        (f"The vaccine payment is made to you or to your family{pad}.\n2. {shared}", "2. Eligibility"),
     ]
     answer = _passages_answer(passages, "Can I claim a vaccine damage payment if I am disabled?")
     lines = answer.answer.splitlines()
     depends = lines[lines.index("Depends on:") + 1 :]
-    assert depends == [f'- "{shared}" [1]']
+    assert depends == [f'- "{shared}" [1][2]'], depends
+    for n in (1, 2):  # highlighted in both passages
+        [cited] = [c for c in answer.citations if c.n == n]
+        assert any(shared[:40] in cited.text[s:e] for s, e in cited.also_quoted), (n, cited.also_quoted)
 
 
 def test_a_conditional_lead_in_is_listed_with_its_items():

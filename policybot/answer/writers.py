@@ -152,17 +152,21 @@ class ExtractiveWriter:
         with draft.timings.measure("extractive"):
             q_terms = set(self.tokenizer(question))
             naming = q_terms - set(self.tokenizer(words)) if words else set()
+            # The documents' words searched for the user's ("mudflow" for "mudslide") count as theirs.
+            q_terms |= set(self.tokenizer(" ".join(draft.also_searched)))
             absent = missing(draft.question, [s.text for s in sources])  # what the user asked, in their words
             lines = [MISSING.format(what=absent)] if absent else [HEDGE] if draft.band == "uncertain" else []
             chosen, spare = self._to_quote(sources, named)
             closeness, cosine = self._closeness(question, q_terms, chosen + spare, naming)
+            refs = [split_item(ref) for ref in clause_references(question)]
+            asked = _Asked(question, closeness, cosine, refs, asks_meaning(question))
             quoted: dict[int, Citation] = {}
             items: list[Quoted] = []
             also: dict[str, list[int]] = {}  # a quote's words → the other sources that hold it word for word
             queue = list(chosen)
             while queue:
                 src = queue.pop(0)
-                new = self._quote(src, chosen, question, closeness, cosine, quoted)
+                new = self._quote(src, chosen, asked, quoted)
                 fresh = False
                 for item in new:
                     key = _same_words(item[1])
@@ -184,36 +188,26 @@ class ExtractiveWriter:
                 lines.append(f'{i}. {role}"{shown}" {"".join(f"[{n}]" for n in ns)} — {where}{note}')
             conditions = _conditions(items, closeness, self.tokenizer)
             if conditions:
-                lines += ["", DEPENDS_ON] + [f'- "{text}" [{n}]' for n, text, _ in conditions]
+                lines += ["", DEPENDS_ON, *depends_on_lines(conditions)]
             for n, _, span in conditions:  # highlighted in the passage and on its page too
                 quoted[n] = quoted[n].model_copy(update={"also_quoted": [*quoted[n].also_quoted, span]})
         citations = [quoted.get(s.n, s) for s in sources]
         return draft.answer("\n".join(lines), "extractive", citations, notice=notice)
 
-    def _quote(
-        self,
-        src: Citation,
-        chosen: list[Citation],
-        question: str,
-        closeness: Callable[[str], float],
-        cosine: Callable[[str], float] | None,
-        quoted: dict[int, Citation],
-    ) -> list[Quoted]:
+    def _quote(self, src: Citation, chosen: list[Citation], asked: _Asked, quoted: dict[int, Citation]) -> list[Quoted]:
         """A passage's quote (two, see ``_second``), each as shown with its role and closeness; the
         passage as cited, with its quotes highlighted, goes into ``quoted``."""
-        begin = body_start(src)
-        items_named = [split_item(ref) for ref in clause_references(question)]
-        meaning = asks_meaning(question)
-        score = _scorer(src, begin, closeness, question if meaning else None, items_named)
+        begin, closeness = body_start(src), asked.closeness
+        score = _scorer(src, begin, closeness, asked.question if asked.meaning else None, asked.items_named)
         quote = choose_quote(src.text, score, begin)
-        quote = _whole_definition(src, quote, question) if meaning else quote
+        quote = _whole_definition(src, quote, asked.question) if asked.meaning else quote
         second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
         quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
         quoted[src.n] = _with_quotes(src, quotes)
         items = []
         for q in quotes:
             shown = shown_quote(src, q)
-            close = _best_unit(cosine or closeness, src.text, q.start, q.end)
+            close = _best_unit(asked.cosine or closeness, src.text, q.start, q.end)
             items.append((quoted[src.n].model_copy(update={"role": plain_label(src.section, shown)}), shown, close))
         return items
 
@@ -330,6 +324,19 @@ MAX_CONDITION_CHARS = 600
 # least half as closely as the best sentence or list item of the quoted passages.
 CONDITION_SHARE = 0.5
 Quoted = tuple[Citation, str, float]  # the source, its quote as shown, how close the quote is to the question
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a question asks, read once for the quotes of all its passages: how close a sentence
+    is to it (``ExtractiveWriter._closeness``), the clause items it names ("2.5(c)"), and
+    whether it asks what a term means."""
+
+    question: str
+    closeness: Callable[[str], float]
+    cosine: Callable[[str], float] | None
+    items_named: list[tuple[str, str | None]]
+    meaning: bool
 
 
 def _deciding_first(items: list[Quoted], question: str) -> list[Quoted]:
@@ -592,13 +599,26 @@ def _conditions(
                 found.append((rank == 0 and len(parts) > 1, score, len(parts), src.n, text, (s, e)))
     found.sort(key=lambda f: (not f[0], -f[1], -f[2]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
+    listed: set[str] = set()
     for _, _, _, n, text, (s, e) in found:
-        overlaps = any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen)
-        if not overlaps and text not in {listed for _, listed, _ in chosen}:  # two chunks holding one sentence
+        if any(n == m and s < e2 and s2 < e for m, _, (s2, e2) in chosen):
+            continue
+        # A sentence two passages hold word for word (overlapping chunks, sibling forms that number it
+        # "17." and "18.") is listed once, citing both (``depends_on_lines``).
+        if _same_words(text) in listed or len(listed) < MAX_CONDITIONS:
+            listed.add(_same_words(text))
             chosen.append((n, text, (s, e)))
-        if len(chosen) == MAX_CONDITIONS:
-            break
     return chosen + (_defining_sentences(retrieved, chosen, stems) if stems and chosen else [])
+
+
+def depends_on_lines(conditions: Sequence[tuple[int, str, tuple[int, int]]]) -> list[str]:
+    """The "Depends on:" list: each condition once, with every passage that holds it."""
+    cited: dict[str, tuple[str, list[int]]] = {}
+    for n, text, _ in conditions:
+        _, ns = cited.setdefault(_same_words(text), (text, []))
+        if n not in ns:
+            ns.append(n)
+    return [f'- "{text}" {"".join(f"[{n}]" for n in ns)}' for text, ns in cited.values()]
 
 
 # A sentence that says what a quoted term means: "… and ‘severe disablement’ means at least 60% disabled."
