@@ -40,8 +40,10 @@ def render_answer(
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
     if answer.also_searched:
-        words = ", ".join(f"“{w}”" for w in answer.also_searched)
-        st.caption(escape_markdown(f"Also searched for {words}: the word your documents use for yours."))
+        quoted = [f"“{w}”" for w in answer.also_searched]
+        words = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+        which = "the word your documents use" if len(quoted) == 1 else "the words your documents use"
+        st.caption(escape_markdown(f"Also searched for {words}: {which} for yours."))
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice:
         st.caption(escape_markdown(answer.notice))

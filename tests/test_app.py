@@ -447,6 +447,9 @@ def test_the_answer_says_when_the_documents_word_for_the_user_s_was_searched_too
     [assistant] = messages(ask(start(), "burst pipe excess?"), "assistant")
     also = [shown(c.value) for c in assistant.caption if c.value.startswith("Also searched")]
     assert also == ["Also searched for “deductible”: the word your documents use for yours."], also
+    [assistant] = messages(ask(start(), "someone nicked my van"), "assistant")
+    also = [shown(c.value) for c in assistant.caption if c.value.startswith("Also searched")]
+    assert also == ["Also searched for “stolen”, “theft” and “vehicle”: the words your documents use for yours."]
 
 
 def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sample_home):

@@ -3,7 +3,7 @@ beside the question only where the documents never use the citizen's word."""
 
 from typing import Callable
 
-from policybot.answer.equivalents import Equivalents
+from policybot.answer.equivalents import Equivalents, without_set_phrases
 from policybot.service import PolicyBot
 from policybot.store.lexical import Tokenizer
 from tests import pdfs
@@ -131,3 +131,36 @@ def test_the_quote_is_chosen_by_the_documents_word_searched_for_the_user_s(tmp_p
     assert answer.also_searched == ["mudflow"]
     first = next(line for line in answer.answer.splitlines() if line.startswith("1. "))
     assert "Mudflow. A river of liquid" in first, answer.answer
+
+
+def test_a_set_phrase_shares_no_word_with_a_question_that_does_not_say_it():
+    unit = "11. Buildings if more than 49 percent of the actual cash value of the building is below ground."
+    assert "cash" not in without_set_phrases(unit, "I kept $3,000 in cash in a box")
+    assert "actual cash value" in without_set_phrases(unit, "Do they pay the actual cash values?")
+    assert "actual cash value" in without_set_phrases(unit, "what is the cash value of my house?")  # said within it
+    assert without_set_phrases("We pay nothing in excess of the limit.", "whats the excess") == "We pay nothing   the limit."
+
+
+def test_a_passage_is_not_quoted_for_a_word_of_its_set_phrase(tmp_path):
+    """ "cash" in the question is not the "cash" of "actual cash value": the list of property not
+    insured is quoted by its item on money (which shares "money" and "currency", searched for "cash"),
+    not by the item that says "actual cash value" and "flood"."""
+    b = pdfs.PdfBuilder()
+    b.heading("Flood Policy")
+    for heading, lines in (
+        ("IV. Property Not Insured", ["We do not insure any of the following:"]),
+        ("V. Deductibles", ["A deductible of $1,250 applies separately to the building and to its contents."]),
+        ("VI. Suit Against Us", ["You must start any suit within one year of the written denial of the claim."]),
+    ):
+        b.heading(heading, level=2)
+        for line in lines:
+            b.paragraph(line)
+        if heading.startswith("IV."):
+            b.paragraph("6. Buildings if 49 percent of the actual cash value of the building is below the base flood elevation.")
+            b.paragraph("7. Accounts, bills, coins, currency, deeds, medals, money, securities or other valuable papers.")
+    path = b.save(tmp_path / "flood-form.pdf")
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    assert bot.ingest_file(path).status == "ingested"
+    answer = bot.ask("I kept my cash in a box in the closet and the flood ruined it, is it insured?", use_llm=False)
+    quotes = [line for line in answer.answer.splitlines() if line.startswith(("1. ", "2. "))]
+    assert quotes and "coins, currency" in quotes[0], answer.answer

@@ -126,12 +126,33 @@ def _table(tokenize: Callable[[str], list[str]]) -> dict[str, list[str]]:
     return table
 
 
+def _pattern(phrase: str) -> re.Pattern[str]:
+    """A set phrase in any spacing or case, its last word in the plural too ("actual cash values")."""
+    return re.compile(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"s?\b", re.IGNORECASE)
+
+
+_PATTERNS = [_pattern(phrase) for phrase in SET_PHRASES]
+
+
+def without_set_phrases(text: str, question: str) -> str:
+    """The text without the set phrases the question does not say: "cash" in "I kept $3,000 in
+    cash" is not the "cash" of "the actual cash value of the building", and a quote is not chosen
+    for sharing it (a question that says "actual cash value" keeps it)."""
+    said = [p for p in _PATTERNS if p.search(question)]
+
+    def unsaid(match: re.Match[str]) -> str:
+        return match.group(0) if any(p.search(match.group(0)) for p in said) else " "
+
+    for pattern in _PATTERNS:
+        text = pattern.sub(unsaid, text)
+    return text
+
+
 def _phrases(tokenize: Callable[[str], list[str]]) -> dict[str, list[re.Pattern[str]]]:
     """Each stem → the set phrases that hold a word of it, as patterns (any spacing or case, the
     last word in the plural too: "actual cash values")."""
     phrases: dict[str, list[re.Pattern[str]]] = {}
-    for phrase in SET_PHRASES:
-        pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"s?\b", re.IGNORECASE)
+    for phrase, pattern in zip(SET_PHRASES, _PATTERNS):
         for stem in tokenize(phrase):
             phrases.setdefault(stem, []).append(pattern)
     return phrases

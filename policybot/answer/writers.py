@@ -12,6 +12,7 @@ from typing import Any, Callable, Generator, Literal, Sequence
 import numpy as np
 
 from policybot.answer.citations import CitationChecker
+from policybot.answer.equivalents import without_set_phrases
 from policybot.answer.missing import MISSING, missing
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.query import (
@@ -269,7 +270,8 @@ class ExtractiveWriter:
         near = self.neighbours.run(question, units, skip=naming) if self.neighbours and units else {}
 
         def shared(unit: str) -> float:
-            terms = set(self.tokenizer(unit))
+            # "in excess of" in a unit does not share the "excess" asked about (``without_set_phrases``).
+            terms = set(self.tokenizer(without_set_phrases(unit, question)))
             # A question word the unit does not use counts by its closest word the unit uses for it.
             similar = sum(
                 max((c for s, c in m.items() if s in terms), default=0.0) for q, m in near.items() if q not in terms
