@@ -138,7 +138,8 @@ def test_a_set_phrase_shares_no_word_with_a_question_that_does_not_say_it():
     assert "cash" not in without_set_phrases(unit, "I kept $3,000 in cash in a box")
     assert "actual cash value" in without_set_phrases(unit, "Do they pay the actual cash values?")
     assert "actual cash value" in without_set_phrases(unit, "what is the cash value of my house?")  # said within it
-    assert without_set_phrases("We pay nothing in excess of the limit.", "whats the excess") == "We pay nothing   the limit."
+    excess = without_set_phrases("We pay nothing in excess of the limit.", "whats the excess")
+    assert excess == "We pay nothing   the limit."
 
 
 def test_a_passage_is_not_quoted_for_a_word_of_its_set_phrase(tmp_path):
@@ -156,8 +157,10 @@ def test_a_passage_is_not_quoted_for_a_word_of_its_set_phrase(tmp_path):
         for line in lines:
             b.paragraph(line)
         if heading.startswith("IV."):
-            b.paragraph("6. Buildings if 49 percent of the actual cash value of the building is below the base flood elevation.")
-            b.paragraph("7. Accounts, bills, coins, currency, deeds, medals, money, securities or other valuable papers.")
+            b.paragraph("6. Buildings if 49 percent of the actual cash value is below the base flood elevation.")
+            b.paragraph(
+                "7. Accounts, bills, coins, currency, deeds, medals, money, securities or other valuable papers."
+            )
     path = b.save(tmp_path / "flood-form.pdf")
     bot = PolicyBot(make_settings(tmp_path / "home"))
     assert bot.ingest_file(path).status == "ingested"
