@@ -96,7 +96,7 @@ def render_citation(
     printed = bot.library.printed_page(c.doc, c.page_start)
     if title is None:
         title = citation_title(c, refused, generated, shown, by_file)
-        title += escape_markdown(f" (printed page {printed})") if printed else ""
+        title += " " + escape_markdown(f"(printed page {printed})") if printed else ""  # escaping trims spaces
     with st.expander(title, expanded=expanded):
         ocr_note(c, bot.settings.ocr.confidence_floor)
         if reviewer:  # the detail a reviewer checks against: the file, the full heading path, the score

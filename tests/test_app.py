@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pymupdf
 import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
@@ -258,6 +259,21 @@ def test_a_reviewer_marks_sources_and_a_second_mark_updates_the_first(monkeypatc
     assert [(m["n"], m["verdict"], m["correct_page"]) for m in marks] == [(1, "right", None), (2, "wrong", 5)]
     assert len({m["answer_key"] for m in marks}) == 1
     assert marks[0]["question"] == WATER and marks[0]["page_start"] == 11
+
+
+def test_a_source_s_label_names_the_page_printed_on_it_apart_from_its_pages(monkeypatch, tmp_path):
+    """An extract whose first PDF page is printed "5": "· pp.1-3 (printed page 5)", never "pp.1-3(printed page 5)"."""
+    doc = pymupdf.open()
+    for i in (1, 2, 3):
+        page = doc.new_page()
+        page.insert_text((72, 100), f"Clause {i}. The insurer pays water damage claims within {10 * i} days.")
+        page.insert_text((72, 800), f"PAGE {i + 4} OF 7")
+    path = tmp_path / "extract.pdf"
+    doc.save(path)
+    use_home(monkeypatch, small_home(tmp_path, path))
+    labels = [shown_label(e) for e in messages(ask(start(), "When are water claims paid?"), "assistant")[0].expander]
+    printed = [label for label in labels if "printed page" in label]
+    assert printed and all(re.search(r"pp?\.[\d-]+ \(printed page \d+\)", label) for label in printed), labels
 
 
 def test_a_source_opens_its_pdf_at_the_page_served_by_the_app(monkeypatch, tmp_path):
