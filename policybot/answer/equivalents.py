@@ -148,14 +148,9 @@ def without_set_phrases(text: str, question: str) -> str:
     return text
 
 
-def _phrases(tokenize: Callable[[str], list[str]]) -> dict[str, list[re.Pattern[str]]]:
-    """Each stem → the set phrases that hold a word of it, as patterns (any spacing or case, the
-    last word in the plural too: "actual cash values")."""
-    phrases: dict[str, list[re.Pattern[str]]] = {}
-    for phrase, pattern in zip(SET_PHRASES, _PATTERNS):
-        for stem in tokenize(phrase):
-            phrases.setdefault(stem, []).append(pattern)
-    return phrases
+def _phrase_stems(tokenize: Callable[[str], list[str]]) -> set[str]:
+    """The stems of the words the set phrases hold: only for those are the passages read."""
+    return {stem for phrase in SET_PHRASES for stem in tokenize(phrase)}
 
 
 class Equivalents:
@@ -165,7 +160,7 @@ class Equivalents:
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self.tokenizer = tokenizer or Tokenizer()
         self.table = _table(self.tokenizer)
-        self.phrases = _phrases(self.tokenizer)
+        self.phrase_stems = _phrase_stems(self.tokenizer)
 
     def run(self, query: str, uses: Callable[[str], bool], texts: Texts | None = None) -> str:
         """The words to search beside the question ("" when none). ``uses(stem)``: whether the
@@ -173,7 +168,7 @@ class Equivalents:
         the searched passages that use it, read only for a word of a set phrase (without them, any
         use counts)."""
         added: list[str] = []
-        for stem in dict.fromkeys(self.tokenizer(self._without_set_phrases(query))):
+        for stem in dict.fromkeys(self.tokenizer(without_set_phrases(query, ""))):  # "actual cash value?": no money
             targets = [t for t in self.table.get(stem, []) if t not in added]
             if targets and not self._used(stem, uses, texts):
                 added += [t for t in targets if uses(self.tokenizer(t)[0])]
@@ -183,14 +178,6 @@ class Equivalents:
         """Whether the documents use a word, a use inside a set phrase of another sense apart."""
         if not uses(stem):
             return False
-        if stem not in self.phrases or texts is None:
+        if stem not in self.phrase_stems or texts is None:
             return True
-        return any(stem in self.tokenizer(self._without_set_phrases(text, stem)) for text in texts(stem))
-
-    def _without_set_phrases(self, text: str, stem: str | None = None) -> str:
-        """The text without the set phrases (those holding ``stem``, when given): "actual cash value"
-        in a question asks about a way of settling, not about money."""
-        stems = [stem] if stem else list(self.phrases)
-        for pattern in dict.fromkeys(p for s in stems for p in self.phrases.get(s, [])):
-            text = pattern.sub(" ", text)
-        return text
+        return any(stem in self.tokenizer(without_set_phrases(text, "")) for text in texts(stem))

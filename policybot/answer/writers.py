@@ -607,8 +607,9 @@ def _conditions(
             continue
         # A sentence two passages hold word for word (overlapping chunks, sibling forms that number it
         # "17." and "18.") is listed once, citing both (``depends_on_lines``).
-        if _same_words(text) in listed or len(listed) < MAX_CONDITIONS:
-            listed.add(_same_words(text))
+        key = _same_words(text)
+        if key in listed or len(listed) < MAX_CONDITIONS:
+            listed.add(key)
             chosen.append((n, text, (s, e)))
     return chosen + (_defining_sentences(retrieved, chosen, stems) if stems and chosen else [])
 
