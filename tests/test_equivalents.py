@@ -4,6 +4,7 @@ beside the question only where the documents never use the citizen's word."""
 from typing import Callable
 
 from policybot.answer.equivalents import Equivalents, without_set_phrases
+from policybot.schemas import Answer
 from policybot.service import PolicyBot
 from policybot.store.lexical import Tokenizer
 from tests import pdfs
@@ -57,6 +58,13 @@ def test_a_word_the_documents_use_only_in_a_set_phrase_of_another_sense_counts_a
     assert uk("whats the excess on that") == ""
 
 
+def _ask_over(tmp_path, path, question: str) -> Answer:
+    """The extractive answer to a question over a library of one generated PDF."""
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    assert bot.ingest_file(path).status == "ingested"
+    return bot.ask(question, use_llm=False)
+
+
 def test_the_british_excess_finds_the_deductible_of_a_library_that_says_excess_only_in_in_excess_of(tmp_path):
     """Over a real index: the word is looked up in the passages that use it."""
     path = pdfs.simple_pdf(
@@ -69,9 +77,7 @@ def test_the_british_excess_finds_the_deductible_of_a_library_that_says_excess_o
         ],
         heading="Flood Policy",
     )
-    bot = PolicyBot(make_settings(tmp_path / "home"))
-    assert bot.ingest_file(path).status == "ingested"
-    answer = bot.ask("how much is the excess?", use_llm=False)
+    answer = _ask_over(tmp_path, path, "how much is the excess?")
     assert answer.also_searched == ["deductible"]
     assert "$1,250" in answer.answer.split("\n\n")[0]
 
@@ -106,7 +112,7 @@ def test_the_excess_a_citizen_asks_about_finds_the_policy_s_deductible(tmp_path)
 
 def test_the_answer_says_which_of_the_documents_words_were_searched_too(tmp_path):
     bot = PolicyBot(make_settings(sample_home(tmp_path / "home")))
-    answer = bot.ask("burst pipe excess?", use_llm=False)
+    answer = bot.ask("burst pipe excess?")
     assert answer.also_searched == ["deductible"]
     assert "Deductible" in answer.answer.splitlines()[0] or "deductible" in answer.answer.splitlines()[0]
     assert bot.ask("burst pipe deductible?", use_llm=False).also_searched == []
@@ -125,9 +131,7 @@ def test_the_quote_is_chosen_by_the_documents_word_searched_for_the_user_s(tmp_p
         ],
         heading="Flood Policy Definitions",
     )
-    bot = PolicyBot(make_settings(tmp_path / "home"))
-    assert bot.ingest_file(path).status == "ingested"
-    answer = bot.ask("mudslide hit my house - flood cover?", use_llm=False)
+    answer = _ask_over(tmp_path, path, "mudslide hit my house - flood cover?")
     assert answer.also_searched == ["mudflow"]
     first = next(line for line in answer.answer.splitlines() if line.startswith("1. "))
     assert "Mudflow. A river of liquid" in first, answer.answer
@@ -162,8 +166,6 @@ def test_a_passage_is_not_quoted_for_a_word_of_its_set_phrase(tmp_path):
                 "7. Accounts, bills, coins, currency, deeds, medals, money, securities or other valuable papers."
             )
     path = b.save(tmp_path / "flood-form.pdf")
-    bot = PolicyBot(make_settings(tmp_path / "home"))
-    assert bot.ingest_file(path).status == "ingested"
-    answer = bot.ask("I kept my cash in a box in the closet and the flood ruined it, is it insured?", use_llm=False)
+    answer = _ask_over(tmp_path, path, "I kept my cash in a box in the closet and the flood ruined it, is it insured?")
     quotes = [line for line in answer.answer.splitlines() if line.startswith(("1. ", "2. "))]
     assert quotes and "coins, currency" in quotes[0], answer.answer
