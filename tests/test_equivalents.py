@@ -110,6 +110,21 @@ def test_the_excess_a_citizen_asks_about_finds_the_policy_s_deductible(tmp_path)
     assert not any("deductible" in section.lower() for section in best(False)[:1])
 
 
+def test_someone_hurt_finds_the_liability_clauses_that_say_bodily_injury(tmp_path):
+    """ "hurt" and "injured" are not stemmed as "injury": the liability clauses ("accidental bodily
+    injury to any person") are found by a citizen's words only when searched also as theirs."""
+    home = sample_home(tmp_path / "home")
+    question = "I accidentally hurt someone while cycling, am I covered?"
+
+    def best(on: bool) -> str:
+        bot = PolicyBot(make_settings(home, equivalent_words=on))
+        return bot.search(question, k=1).hits[0].section
+
+    assert "liability" in best(True).lower(), best(True)
+    assert "liability" not in best(False).lower()
+    assert _equivalents("accidental bodily injury to any person")("a guest was injured on our stairs") == "injury"
+
+
 def test_the_answer_says_which_of_the_documents_words_were_searched_too(tmp_path):
     bot = PolicyBot(make_settings(sample_home(tmp_path / "home")))
     answer = bot.ask("burst pipe excess?")

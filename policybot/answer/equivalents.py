@@ -99,6 +99,7 @@ AS = (
     "meds > medication medicine",
     "cellphone > mobile phone",
     "mudslide mudslides > mudflow",
+    "hurt hurts injured injures injuring > injury",
 )
 # Set phrases in which a word of the tables has another sense (see the module docstring): phrases of
 # legal and insurance English at large, none taken from one document's wording.
