@@ -120,6 +120,15 @@ def test_clearly_off_topic_questions_are_refused(sample, question):
     assert answer.citations and all(not c.cited for c in answer.citations)  # closest passages to read
 
 
+def test_a_short_story_far_from_every_passage_but_like_no_off_topic_question_is_not_refused(sample):
+    """ "my hearing aid fell down the toilet" is as far from the policy, under MiniLM, as off-topic
+    questions are; it is farther still from every one of them. Refused, it would read as "not
+    covered": it gets the closest passages with a caution, accidental damage first."""
+    answer = sample.ask("my hearing aid fell down the toilet", use_llm=False)
+    assert not answer.refused and answer.band == "uncertain", answer.refusal_reason
+    assert "Accidental" in answer.citations[0].section
+
+
 @pytest.mark.parametrize("question", NEAR_MISS)
 def test_near_misses_get_the_passages_with_a_caution_not_a_refusal(sample, question):
     """In-domain questions the policy does not answer look like answerable ones to retrieval:

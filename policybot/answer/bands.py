@@ -11,6 +11,13 @@ meaning than what 95 % of off-topic questions reach in the same documents, and w
 match is no stronger than any off-topic question's, is clearly outside them. One on which
 dense retrieval and BM25 agree about the best passage is a confident match (agreement is what
 predicts a good first pass); the rest is uncertain.
+
+Low closeness alone is not enough to refuse: a citizen's short story ("my hearing aid fell down the
+toilet", "the neighbour's tree roots cracked our drains") is as far from every passage, under a small
+embedding model, as questions about cooking are. Refusing it reads as "not covered". So a question is
+refused only when it is also at least as close to one of the off-topic probes as to its best passage:
+positive evidence that it is about something else. One that resembles nothing (neither the documents
+nor the probes) gets the passages with a caution instead (eval/decisions/2026-11-29-refusal-evidence.md).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ class Signals:
     lexical: float  # best BM25 score of the question over the scope
     agreement: bool  # dense retrieval and BM25 put the same passage first
     clause_led: bool  # a clause the question names (by number, or asks what its title means) leads the ranking
+    probe_nearness: float = 1.0  # the question's best cosine with an off-topic probe (1.0: not measured)
 
 
 def decide(signals: Signals, calibration: Calibration, out_quantile: float = OUT_QUANTILE) -> tuple[Band, float]:
@@ -48,6 +56,10 @@ def decide(signals: Signals, calibration: Calibration, out_quantile: float = OUT
     floor = calibration.dense_floor(out_quantile)
     if signals.clause_led:
         return "confident", floor  # the user pointed at the clause
-    if signals.cosine <= floor and signals.lexical <= calibration.lexical_floor(LEXICAL_RESCUE_QUANTILE):
+    if (
+        signals.cosine <= floor
+        and signals.lexical <= calibration.lexical_floor(LEXICAL_RESCUE_QUANTILE)
+        and signals.probe_nearness >= signals.cosine
+    ):
         return "out_of_scope", floor
     return ("confident" if signals.agreement else "uncertain"), floor

@@ -1,0 +1,32 @@
+"""The bands: a question is refused only on evidence that it is about something else."""
+
+import pytest
+
+from policybot.answer.bands import Signals, decide
+from policybot.core.probes import Calibration
+
+# What 20 off-topic questions reach in a scope: cosines .05-.24, BM25 scores 1-3.
+CALIBRATION = Calibration(tuple(0.05 + 0.01 * i for i in range(20)), tuple(1.0 + 0.1 * i for i in range(20)))
+
+
+def band(cosine: float, lexical: float = 1.5, nearness: float = 1.0) -> str:
+    return decide(Signals(cosine, lexical, agreement=False, clause_led=False, probe_nearness=nearness), CALIBRATION)[0]
+
+
+def test_a_question_no_closer_than_off_topic_ones_and_closest_to_one_of_them_is_out_of_scope():
+    assert band(0.12, nearness=0.6) == "out_of_scope"  # "how do I bake a sourdough loaf?"
+
+
+def test_a_question_that_resembles_nothing_gets_the_passages_with_a_caution():
+    """Far from every passage, and farther still from every off-topic question: not evidence enough to
+    refuse ("my hearing aid fell down the toilet", under a small model)."""
+    assert band(0.21, nearness=0.18) == "uncertain"
+
+
+@pytest.mark.parametrize(("cosine", "lexical"), [(0.30, 1.5), (0.12, 3.5)])
+def test_closeness_or_a_strong_word_match_is_never_refused(cosine, lexical):
+    assert band(cosine, lexical, nearness=0.9) == "uncertain"
+
+
+def test_without_a_measured_nearness_the_floors_alone_decide():
+    assert decide(Signals(0.12, 1.5, False, False), CALIBRATION)[0] == "out_of_scope"
