@@ -278,7 +278,13 @@ class AnswerPipeline:
         )
         probes = self.parts.probe_vectors()
         nearness = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else 1.0
-        signals = Signals(cosine, lexical, first.confidence > 0, clause_led, nearness)
+        signals = Signals(
+            cosine=cosine,
+            lexical=lexical,
+            agreement=first.confidence > 0,
+            clause_led=clause_led,
+            probe_nearness=nearness,
+        )
         return Guard().run(signals, self.parts.calibration(scope), scored, has_sources)
 
     def _best_cosine(self, question: str, candidates: list[Passage]) -> float:
