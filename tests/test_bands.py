@@ -9,7 +9,7 @@ from policybot.core.probes import Calibration
 CALIBRATION = Calibration(tuple(0.05 + 0.01 * i for i in range(20)), tuple(1.0 + 0.1 * i for i in range(20)))
 
 
-def band(cosine: float, lexical: float = 1.5, nearness: float = 1.0) -> str:
+def band(cosine: float, lexical: float = 1.5, nearness: float | None = 1.0) -> str:
     return decide(Signals(cosine, lexical, agreement=False, clause_led=False, probe_nearness=nearness), CALIBRATION)[0]
 
 
@@ -30,3 +30,12 @@ def test_closeness_or_a_strong_word_match_is_never_refused(cosine, lexical):
 
 def test_without_a_measured_nearness_the_floors_alone_decide():
     assert decide(Signals(0.12, 1.5, False, False), CALIBRATION)[0] == "out_of_scope"
+
+
+def test_with_a_measured_nearness_the_floor_is_what_the_closest_off_topic_question_reaches():
+    """Between the probes' 95th percentile (.2305 here) and their maximum (.24), a question closer to an
+    off-topic probe than to any passage is refused ("is the swimming pool open on bank holidays?" over a
+    home policy); without the nearness, the floors alone keep the margin."""
+    assert band(0.235, nearness=0.5) == "out_of_scope"
+    assert band(0.235, nearness=None) == "uncertain"
+    assert band(0.245, nearness=0.9) == "uncertain"  # closer than any off-topic question gets

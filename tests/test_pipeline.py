@@ -129,6 +129,15 @@ def test_a_short_story_far_from_every_passage_but_like_no_off_topic_question_is_
     assert "Accidental" in answer.citations[0].section
 
 
+def test_a_question_closer_to_an_off_topic_one_than_to_the_policy_is_refused_up_to_the_closest_probe(sample):
+    """ "is the swimming pool open on bank holidays" is closer to the policy (.25) than 95 % of the
+    off-topic probes get, but no closer than the closest one (.26), and closer still to one of them:
+    refused, with the reason. A story that resembles nothing keeps its cautioned answer."""
+    answer = sample.ask("is the swimming pool open on bank holidays", use_llm=False)
+    assert answer.refused and "as close to one of those" in answer.refusal_reason
+    assert not sample.ask("the neighbour's tree roots cracked our drains", use_llm=False).refused
+
+
 @pytest.mark.parametrize("question", NEAR_MISS)
 def test_near_misses_get_the_passages_with_a_caution_not_a_refusal(sample, question):
     """In-domain questions the policy does not answer look like answerable ones to retrieval:

@@ -36,6 +36,10 @@ Band = Literal["confident", "uncertain", "out_of_scope"]
 # off-topic question sharing a few common words with the documents ("won", "world") still
 # reaches the 95th percentile of the probes' BM25, never their maximum.
 OUT_QUANTILE = 0.95
+# With the evidence of the probe nearness (below), the floor is what the closest off-topic question
+# reaches: the nearness, not a margin under the probes, now guards the answerable questions
+# (eval/decisions/2026-11-29-refusal-floor.md).
+OUT_QUANTILE_WITH_NEARNESS = 1.0
 LEXICAL_RESCUE_QUANTILE = 1.0
 
 
@@ -47,19 +51,21 @@ class Signals:
     lexical: float  # best BM25 score of the question over the scope
     agreement: bool  # dense retrieval and BM25 put the same passage first
     clause_led: bool  # a clause the question names (by number, or asks what its title means) leads the ranking
-    probe_nearness: float = 1.0  # the question's best cosine with an off-topic probe (1.0: not measured)
+    probe_nearness: float | None = None  # the question's best cosine with an off-topic probe (None: not measured)
 
 
-def decide(signals: Signals, calibration: Calibration, out_quantile: float = OUT_QUANTILE) -> tuple[Band, float]:
+def decide(signals: Signals, calibration: Calibration) -> tuple[Band, float]:
     """The band, and the cosine at or below which the question is out of scope (when BM25 too
-    finds nothing better than the off-topic probes do)."""
-    floor = calibration.dense_floor(out_quantile)
+    finds nothing better than the off-topic probes do). Without a measured nearness (evidence
+    mode's aspect queries), the floors alone decide, under the stricter floor."""
+    nearness = signals.probe_nearness
+    floor = calibration.dense_floor(OUT_QUANTILE if nearness is None else OUT_QUANTILE_WITH_NEARNESS)
     if signals.clause_led:
         return "confident", floor  # the user pointed at the clause
     if (
         signals.cosine <= floor
         and signals.lexical <= calibration.lexical_floor(LEXICAL_RESCUE_QUANTILE)
-        and signals.probe_nearness >= signals.cosine
+        and (nearness is None or nearness >= signals.cosine)
     ):
         return "out_of_scope", floor
     return ("confident" if signals.agreement else "uncertain"), floor

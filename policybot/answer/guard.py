@@ -32,8 +32,10 @@ class Guard:
         if band == "out_of_scope":
             reason = (
                 f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents "
-                f"({floor:.2f}), and the question is as close to one of those ({signals.probe_nearness:.2f})"
+                f"({floor:.2f})"
             )
+            if signals.probe_nearness is not None:
+                reason += f", and the question is as close to one of those ({signals.probe_nearness:.2f})"
             return Verdict(band, signals.cosine, floor, reason)
         if band == "confident" and scored.source is ScoreSource.RERANKER and scored.relevance < scored.threshold:
             band = "uncertain"

@@ -277,7 +277,7 @@ class AnswerPipeline:
             default=0.0,
         )
         probes = self.parts.probe_vectors()
-        nearness = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else 1.0
+        nearness = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else None
         signals = Signals(
             cosine=cosine,
             lexical=lexical,
