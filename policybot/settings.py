@@ -190,6 +190,13 @@ class Settings(BaseSettings):
 
     # --- retrieval ----------------------------------------------------------------
     search_k: int = Field(10, ge=1)
+    exact_search_max_chunks: int = Field(
+        50_000,
+        ge=0,
+        description="Libraries of up to this many passages are searched by meaning exactly, over the stored "
+        "vectors (the same result in every process); larger ones by Chroma's approximate index. 0: always Chroma "
+        "(eval/decisions/2026-11-29-exact-dense-search.md).",
+    )
     candidates_per_retriever: int = Field(50, ge=1)
     rrf_k: int = Field(60, ge=1)
     fusion: Literal["calibrated", "rrf"] = Field(

@@ -27,6 +27,7 @@ from policybot.core.rows import ChunkRow, DocumentRow
 from policybot.errors import IndexUnavailable
 from policybot.models.profiles import EmbeddingModel
 from policybot.settings import Settings
+from policybot.store.exact import ExactSearch
 from policybot.store.lexical import LexicalIndex
 from policybot.store.locks import LibraryLock, opening
 from policybot.store.registry import Registry
@@ -339,7 +340,9 @@ class DocumentIndex:
         self.model = model
         self.registry = registry
         self.store = VectorStore(settings, model, embedder)
+        self.exact = ExactSearch(settings.exact_search_max_chunks)
         self._count: tuple[int, int] | None = None
+        self._chunks: tuple[int, int] | None = None
         self.collection = self.store.name
         self.lexical = LexicalIndex(settings.home / "lexical" / self.collection)
         self.files_dir = settings.home / "files"
@@ -357,9 +360,22 @@ class DocumentIndex:
         return self.registry.documents(self.collection)
 
     def nearest(self, vector: np.ndarray, k: int, doc_ids: Sequence[str]) -> list[tuple[str, float]]:
-        """The nearest chunks by cosine, as the library is now, even if another process changed it."""
-        self.store.follow(self.registry.generation(self.collection))
+        """The nearest chunks by cosine, as the library is now, even if another process changed it:
+        exactly, over the registry's vectors, for a library of up to ``exact_search_max_chunks``
+        chunks; by Chroma's approximate search beyond (``store.exact``)."""
+        generation = self.registry.generation(self.collection)
+        matrix = self.exact.matrix(
+            generation, self._chunk_count(generation), lambda: self.registry.vector_rows(self.collection)
+        )
+        if matrix is not None:
+            return matrix.nearest(vector, k, doc_ids)
+        self.store.follow(generation)
         return self.store.query(vector, k, doc_ids, self.document_count())
+
+    def _chunk_count(self, generation: int) -> int:
+        if self._chunks is None or self._chunks[0] != generation:
+            self._chunks = (generation, self.registry.chunk_count(self.collection))
+        return self._chunks[1]
 
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id: from the registry, or from Chroma for chunks indexed

@@ -165,6 +165,13 @@ class Registry:
             )
         return [(r["chunk_id"], r["index_text"]) for r in rows]
 
+    def vector_rows(self, collection: str) -> list[tuple[str, str, bytes | None]]:
+        """(chunk_id, doc_id, vector bytes or None) of every registered chunk, in a stable order."""
+        rows = self._rows(
+            "SELECT chunk_id, doc_id, vector FROM chunks WHERE collection=? ORDER BY doc_id, ord", (collection,)
+        )
+        return [(r["chunk_id"], r["doc_id"], r["vector"]) for r in rows]
+
     def chunk_count(self, collection: str) -> int:
         return int(self._rows("SELECT COUNT(*) AS n FROM chunks WHERE collection=?", (collection,))[0]["n"])
 
