@@ -83,3 +83,15 @@ def test_a_library_over_the_limit_is_searched_by_chroma_and_a_new_document_is_fo
     after = exact.components.index.nearest(vector, 50, [d.doc_id for d in docs])
     assert {c.split(":")[0] for c, _ in after} == {d.doc_id for d in docs}  # the new document is searched
     assert first[0][0] in {c for c, _ in after}
+
+
+def test_the_dense_search_benchmark_reports_exact_and_chroma_figures():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
+    import bench_dense
+
+    [row] = bench_dense.main(["--sizes", "300", "--queries", "5", "--dim", "16"])
+    assert row["size"] == 300 and row["matrix_mb"] == pytest.approx(300 * 16 * 4 / 2**20)
+    assert 0.0 <= row["chroma_recall10"] <= 1.0 and row["exact_p50_ms"] > 0

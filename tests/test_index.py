@@ -95,12 +95,19 @@ def test_two_libraries_on_one_server_keep_their_own_documents(tmp_path, chroma_s
 
 
 def test_with_the_server_down_questions_are_answered_by_words_with_a_note(tmp_path, chroma_server):
-    """A library on a Chroma server that then stops: search and ask still answer from the local
-    BM25 index, saying so in one line; ingesting says which server to start; nothing crashes."""
+    """A library on a Chroma server that then stops. A library small enough to be searched exactly
+    (``exact_search_max_chunks``) is still searched by meaning, from the registry's own copy of the
+    vectors. A larger one answers from the local BM25 index, saying so in one line; ingesting says
+    which server to start; nothing crashes."""
     home = tmp_path / "home"
     policy = pdfs.sample_policy(tmp_path / "acme-home.pdf")
     assert not PolicyBot(make_settings(home, chroma_url=chroma_server)).ingest([policy]).failed
-    down = make_settings(home, chroma_url=f"http://127.0.0.1:{_free_port()}", llm_mode="off")
+    gone = f"http://127.0.0.1:{_free_port()}"
+    exact = PolicyBot(make_settings(home, chroma_url=gone, llm_mode="off")).search(
+        "What does Insured Person mean?", k=3
+    )
+    assert exact.notice is None and exact.hits[0].dense_rank is not None
+    down = make_settings(home, chroma_url=gone, llm_mode="off", exact_search_max_chunks=0)
     bot = PolicyBot(down)
     response = bot.search("What does Insured Person mean?", k=3)
     assert response.hits and response.hits[0].section.endswith("1.1 Insured Person")
