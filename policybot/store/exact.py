@@ -50,12 +50,18 @@ class VectorMatrix:
         wanted = [position[d] for d in doc_ids if d in position]
         if not wanted or k <= 0 or not len(self.matrix):
             return []
-        rows = np.flatnonzero(np.isin(self.doc_of, wanted))
         query = np.asarray(vector, dtype=np.float32)
-        query = query / (float(np.linalg.norm(query)) or 1.0)
-        scores = self.matrix[rows] @ query
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [(self.chunk_ids[rows[i]], float(scores[i])) for i in order]
+        scores = self.matrix @ (query / (float(np.linalg.norm(query)) or 1.0))  # one product, no copy
+        rows = (
+            np.arange(len(scores)) if len(wanted) == len(self.doc_ids) else np.flatnonzero(np.isin(self.doc_of, wanted))
+        )
+        scoped = scores[rows]
+        if len(scoped) > k:  # the k best first, then only those sorted: ties keep the storage order
+            best = np.sort(np.argpartition(-scoped, k - 1)[:k])
+            order = best[np.argsort(-scoped[best], kind="stable")]
+        else:
+            order = np.argsort(-scoped, kind="stable")
+        return [(self.chunk_ids[rows[i]], float(scoped[i])) for i in order]
 
 
 class ExactSearch:
