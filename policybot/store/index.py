@@ -341,8 +341,7 @@ class DocumentIndex:
         self.registry = registry
         self.store = VectorStore(settings, model, embedder)
         self.exact = ExactSearch(settings.exact_search_max_chunks)
-        self._count: tuple[int, int] | None = None
-        self._chunks: tuple[int, int] | None = None
+        self._sizes: tuple[int, int, int] | None = None  # (generation, documents, chunks)
         self.collection = self.store.name
         self.lexical = LexicalIndex(settings.home / "lexical" / self.collection)
         self.files_dir = settings.home / "files"
@@ -351,10 +350,7 @@ class DocumentIndex:
     # --- reading ----------------------------------------------------------------------
     def document_count(self) -> int:
         """How many documents the library holds (remembered per registry generation)."""
-        generation = self.registry.generation(self.collection)
-        if self._count is None or self._count[0] != generation:
-            self._count = (generation, len(self.registry.documents(self.collection)))
-        return self._count[1]
+        return self._size(self.registry.generation(self.collection))[1]
 
     def documents(self) -> list[DocumentRow]:
         return self.registry.documents(self.collection)
@@ -365,17 +361,19 @@ class DocumentIndex:
         chunks; by Chroma's approximate search beyond (``store.exact``)."""
         generation = self.registry.generation(self.collection)
         matrix = self.exact.matrix(
-            generation, self._chunk_count(generation), lambda: self.registry.vector_rows(self.collection)
+            generation, self._size(generation)[2], lambda: self.registry.vector_rows(self.collection)
         )
         if matrix is not None:
             return matrix.nearest(vector, k, doc_ids)
         self.store.follow(generation)
         return self.store.query(vector, k, doc_ids, self.document_count())
 
-    def _chunk_count(self, generation: int) -> int:
-        if self._chunks is None or self._chunks[0] != generation:
-            self._chunks = (generation, self.registry.chunk_count(self.collection))
-        return self._chunks[1]
+    def _size(self, generation: int) -> tuple[int, int, int]:
+        """(generation, documents, chunks) of the library, remembered per registry generation."""
+        if self._sizes is None or self._sizes[0] != generation:
+            docs = self.registry.documents(self.collection)
+            self._sizes = (generation, len(docs), sum(d.chunks for d in docs))
+        return self._sizes
 
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by chunk id: from the registry, or from Chroma for chunks indexed
