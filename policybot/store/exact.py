@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Sequence
 
 import numpy as np
@@ -44,10 +45,14 @@ class VectorMatrix:
         doc_of = np.fromiter((position[doc] for _, doc, _ in rows), dtype=np.int32, count=len(rows))
         return cls(tuple(c for c, _, _ in rows), doc_of, doc_ids, matrix)
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each document's index in ``doc_ids`` (made once per matrix, not per query)."""
+        return {doc: i for i, doc in enumerate(self.doc_ids)}
+
     def nearest(self, vector: np.ndarray, k: int, doc_ids: Sequence[str]) -> list[tuple[str, float]]:
         """(chunk_id, cosine) of the ``k`` nearest chunks among ``doc_ids``; ties in storage order."""
-        position = {doc: i for i, doc in enumerate(self.doc_ids)}
-        wanted = [position[d] for d in doc_ids if d in position]
+        wanted = [self.position[d] for d in doc_ids if d in self.position]
         if not wanted or k <= 0 or not len(self.matrix):
             return []
         query = np.asarray(vector, dtype=np.float32)
