@@ -18,10 +18,11 @@ from policybot.answer.naming import NamedDocument, name_phrases, named_documents
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.pipeline import AnswerParts
 from policybot.answer.query import section_matches
-from policybot.answer.references import Glossary, ReferenceFollower, glossary_of
+from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import HybridRetriever
 from policybot.answer.scoring import Thresholds
 from policybot.answer.token_match import TokenMatch
+from policybot.core.glossary import Glossary, glossary_of
 from policybot.core.probes import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
 from policybot.core.rows import DocumentRow, doc_of
 from policybot.errors import DiskFull, is_disk_full

@@ -180,6 +180,12 @@ class Settings(BaseSettings):
         "('We do not insure … any of the following:' over '3. Rain, snow…'). Off: it cost two sets "
         "(eval/decisions/2026-11-27-list-lead-ins-in-the-index.md).",
     )
+    term_glosses: bool = Field(
+        True,
+        description="Index a clause with the meaning of the defined term its heading names ('2.5 Escape of water' "
+        "under 'Escape of Water: water escaping … from any … water pipe …'), so a question in the definition's words "
+        "finds the clause (eval/decisions/2026-11-29-term-glosses.md).",
+    )
     detect_tables: bool = True
     strip_running_headers: bool = True
     max_file_mb: float = Field(100.0, gt=0)

@@ -241,3 +241,25 @@ def test_a_chunk_opening_inside_a_list_is_indexed_under_its_lead_in_when_asked(t
     plain = ChunkStage(off, lambda: c.chunker).run(read_pdf(tmp_path / "flood-form.pdf"), "d", "f.pdf", lambda p: None)
     assert [r.text for r in plain] == [r.text for r in rows]
     assert not any(lead in " ".join(r.index_text.split()) for r in plain if r.text.lstrip()[:1].isdigit())
+
+
+def test_a_clause_is_indexed_under_the_meaning_of_the_term_its_heading_names_when_asked(tmp_path):
+    """``term_glosses``: the real sample policy's 2.5 *Escape of water* ("we will cover loss or damage
+    caused by Escape of Water") is indexed with what *Escape of Water* means ("… water tank, water
+    pipe, domestic appliance…"), so "leaking pipe" can find the cover; the text shown is the same
+    either way, and a definition is not glossed. On by default (record 2026-11-29-term-glosses)."""
+    from tests.conftest import SAMPLE_POLICY, make_settings
+
+    c = PolicyBot(make_settings(tmp_path / "home", term_glosses=True)).components
+    parsed = read_pdf(SAMPLE_POLICY)
+    on = ChunkStage(c.settings, lambda: c.chunker).run(parsed, "d", "policy.pdf", lambda p: None)
+    off_settings = c.settings.model_copy(update={"term_glosses": False})
+    off = ChunkStage(off_settings, lambda: c.chunker).run(parsed, "d", "policy.pdf", lambda p: None)
+    assert [r.text for r in on] == [r.text for r in off]
+    cover = next(r for r in on if r.section.endswith("2.5 Escape of water"))
+    flat = " ".join(cover.index_text.split())
+    assert "Escape of Water: Water escaping suddenly" in flat and "water pipe" in flat
+    assert not any("water pipe" in r.index_text for r in off if r.section.endswith("2.5 Escape of water"))
+    assert all(a.index_text == b.index_text for a, b in zip(on, off) if "Definitions" in a.section)
+    assert "|gl2" in chunking_signature(c.settings, c.chunker)
+    assert "|gl2" not in chunking_signature(off_settings, c.chunker)

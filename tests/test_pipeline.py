@@ -123,10 +123,13 @@ def test_clearly_off_topic_questions_are_refused(sample, question):
 def test_a_short_story_far_from_every_passage_but_like_no_off_topic_question_is_not_refused(sample):
     """ "my hearing aid fell down the toilet" is as far from the policy, under MiniLM, as off-topic
     questions are; it is farther still from every one of them. Refused, it would read as "not
-    covered": it gets the closest passages with a caution, accidental damage first."""
+    covered": it gets the accidental damage extension first, whose exclusion names hearing aids
+    (since 2026-11-29 the extension is indexed with what Accidental Damage means, and dense and BM25
+    agree on it: the answer is no longer cautioned)."""
     answer = sample.ask("my hearing aid fell down the toilet", use_llm=False)
-    assert not answer.refused and answer.band == "uncertain", answer.refusal_reason
+    assert not answer.refused, answer.refusal_reason
     assert "Accidental" in answer.citations[0].section
+    assert "hearing aids" in answer.answer.split("\n")[0]
 
 
 def test_a_question_closer_to_an_off_topic_one_than_to_the_policy_is_refused_up_to_the_closest_probe(sample):

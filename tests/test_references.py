@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.answer.references import cross_references, glossary_of
+from policybot.answer.references import cross_references
+from policybot.core.glossary import glossary_of
 from policybot.core.rows import ChunkRow
 from policybot.service import PolicyBot
 from tests.conftest import make_settings, sample_home

@@ -10,12 +10,13 @@ marked as referenced by the source that pointed to it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from policybot.answer.query import terms_asked
+from policybot.core.glossary import Glossary
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup
-from policybot.core.text import QUANTITIES, alnum, heading_title, in_definitions, names_phrase
+from policybot.core.text import QUANTITIES, names_phrase
 from policybot.schemas import Citation
 
 # "clause 6.3", "clauses 5.2 and 5.3", "paragraph 2.5(c)", "section 4.2". A bare "Section 4" is a
@@ -26,49 +27,6 @@ _CROSS_REF = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
-# A numbered definition inside a Definitions section: "5. Basement. Any area of a building ..."
-DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
-
-
-@dataclass
-class Glossary:
-    """A document's defined terms (as written) and the chunk that defines each."""
-
-    terms: dict[str, str] = field(default_factory=dict)  # term -> chunk id
-
-    def used_in(self, text: str) -> list[str]:
-        """Defined terms the text uses, as written (capitalised), in order of first use. A lone
-        capitalised word at the start of a sentence is not taken for a use."""
-        found: list[tuple[int, str]] = []
-        for term, _ in self.terms.items():
-            for m in re.finditer(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text):
-                if " " not in term and re.search(r"(?:^|[.!?:]\s+|\n\s*)$", text[: m.start()]):
-                    continue
-                found.append((m.start(), term))
-                break
-        return [t for _, t in sorted(found)]
-
-
-def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
-    """The defined terms of one document, from the chunks of its Definitions section(s):
-    sub-headings ("1.6 Escape of Water") and numbered items ("5. Basement. Any area ...")."""
-    glossary = Glossary()
-    for chunk in chunks:
-        if not in_definitions(chunk.section):
-            continue
-        if "definition" not in chunk.section.split(" > ")[-1].lower():
-            term = heading_title(chunk.section)
-            if 2 <= len(term) <= 60:
-                glossary.terms.setdefault(term, chunk.chunk_id)
-        for m in DEFINITION_ITEM.finditer(chunk.text):
-            glossary.terms.setdefault(m.group(1).strip(), chunk.chunk_id)
-    # Pronoun-like "you" definitions and one-letter terms say nothing.
-    glossary.terms = {
-        t: c
-        for t, c in glossary.terms.items()
-        if len(alnum(t)) >= 3 and t.lower() not in {"you", "your", "we", "us", "our"}
-    }
-    return glossary
 
 
 def cross_references(text: str) -> list[str]:

@@ -25,8 +25,9 @@ from policybot.answer.query import (
     split_item,
     terms_asked,
 )
-from policybot.answer.references import DEFINITION_ITEM, quantity_kinds
+from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
+from policybot.core.glossary import DEFINITION_ITEM
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import ELLIPSIS, MAX_QUOTE_CHARS, Quote, choose_quote, is_list_item, other_quote, quote_units
 from policybot.core.roles import CONDITION_WORDS, plain_label

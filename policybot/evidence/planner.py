@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator, Literal, Sequence
 
-from policybot.answer.references import Glossary, cross_references
+from policybot.answer.references import cross_references
 from policybot.answer.selection import same_text
+from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage
 from policybot.core.text import CLAUSE_BREAK, alnum, split_spans
 from policybot.evidence.quotes import content_words, snippet

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from policybot.answer.references import Glossary
+from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage
 from policybot.core.quotes import MAX_QUOTE_CHARS, choose_quote
 from policybot.core.text import alnum, words

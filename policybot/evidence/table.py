@@ -8,8 +8,8 @@ from typing import Callable
 
 from policybot.answer.citations import locate_quote
 from policybot.answer.openings import ListOpenings
-from policybot.answer.references import Glossary
 from policybot.answer.selection import same_source
+from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage, quote_as_read
 from policybot.core.roles import plain_label, role_of
 from policybot.evidence.quotes import best_quote

@@ -17,8 +17,8 @@ import re
 from typing import Callable, Sequence
 
 from policybot.answer.bands import Signals, decide
-from policybot.answer.references import Glossary
 from policybot.answer.retrieval import HybridRetriever, ListKey
+from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage
 from policybot.core.probes import Calibration
 from policybot.core.rows import ChunkRow, DocumentRow, RowLookup

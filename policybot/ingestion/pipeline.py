@@ -16,13 +16,14 @@ import logging
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from policybot.core.glossary import term_glosses
 from policybot.core.passages import opening_lead_in
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
 from policybot.core.timing import Timings
@@ -61,6 +62,12 @@ class IngestParts:
     profile: str = ""
 
 
+# A clause is indexed under the meaning of the defined term its heading names (``term_glosses``), cut
+# to 40 words: chosen before measuring, not fitted; a definition's first 40 words hold its core
+# (eval/decisions/2026-11-29-term-glosses.md).
+GLOSS_MAX_WORDS = 40
+
+
 def chunking_signature(settings: Settings, chunker: Chunker) -> str:
     """What determines a document's chunks: a changed signature re-chunks it on ingest."""
     return (
@@ -72,6 +79,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("" if settings.vector_header else "|vh0")
         + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
         + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
+        + ("|gl2" if settings.term_glosses and settings.contextual_header else "")
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
@@ -148,7 +156,7 @@ class ChunkStage:
         progress(Progress(name, "chunk", len(chunks), len(chunks)))
         titles = _clause_labels(parsed, chunks) if with_header and self.settings.clause_titles else [""] * len(chunks)
         leads = _list_lead_ins(chunks) if with_header and self.settings.list_lead_ins else [""] * len(chunks)
-        return [
+        rows = [
             ChunkRow(
                 chunk_id=chunk_id(doc_id, i),
                 doc_id=doc_id,
@@ -162,6 +170,10 @@ class ChunkStage:
             )
             for i, ch in enumerate(chunks)
         ]
+        if not (with_header and self.settings.term_glosses):
+            return rows
+        glosses = term_glosses(rows, GLOSS_MAX_WORDS)
+        return [replace(r, index_text=f"{r.index_text}\n{g}") if g else r for r, g in zip(rows, glosses)]
 
 
 class EmbedStage:
