@@ -39,6 +39,9 @@ def render_answer(
     if answer.named_documents:
         names = ", ".join(answer.named_documents)
         st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
+    if answer.continued_documents:
+        names = ", ".join(answer.continued_documents)
+        st.caption(escape_markdown(f"Searched mainly in {names}: the answer before it came from there."))
     if answer.also_searched:
         quoted = [f"“{w}”" for w in answer.also_searched]
         words = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)

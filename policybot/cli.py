@@ -451,6 +451,12 @@ def _print_answer(answer: Any) -> None:
             f"[dim]searched mainly in {escape(', '.join(answer.named_documents))}: the question names it[/dim]",
             highlight=False,
         )
+    if answer.continued_documents:
+        err.print(
+            f"[dim]searched mainly in {escape(', '.join(answer.continued_documents))}: "
+            "the answer before it came from there[/dim]",
+            highlight=False,
+        )
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
     shown = answer.shown_citations

@@ -296,6 +296,11 @@ class Answer(BaseModel):
     named_documents: list[str] = Field(
         default_factory=list, description="Documents the question names, when favouring them changed the best passages"
     )
+    continued_documents: list[str] = Field(
+        default_factory=list,
+        description="The document a follow-up was searched mainly in because the previous answer quoted it, when "
+        "favouring it changed the best passages",
+    )
     also_searched: list[str] = Field(
         default_factory=list,
         description='The documents\' words for words of the question they never use, searched beside it ("excess": '

@@ -304,6 +304,11 @@ class Settings(BaseSettings):
         description="A later question in a conversation: searched with the previous user question when it follows "
         "it and needs it (auto), always joined to it, or always alone (eval/decisions/2026-11-25-follow-ups.md).",
     )
+    follow_up_document: bool = Field(
+        True,
+        description="A follow-up that keeps its context is searched mainly in the document of the previous answer's "
+        "leading source, as a named one is: favoured, never alone (eval/decisions/2026-11-29-follow-up-document.md).",
+    )
     expansion_max_tokens: int = Field(160, ge=32)
     fusion_top_p: float = Field(0.9, gt=0, le=1)
     fusion_temperature: float = Field(0.1, gt=0)

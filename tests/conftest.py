@@ -106,8 +106,8 @@ def not_pdf(tmp_path) -> Path:
     return path
 
 
-_SAMPLE_LIBRARY: list[Path] = []  # the sample policy ingested once per test process
-_SAMPLE_LOCK = threading.Lock()
+_LIBRARIES: dict[str, Path] = {}  # libraries ingested once per test process, by name
+_LIBRARY_LOCK = threading.Lock()
 
 
 def sample_home(dest: Path) -> Path:
@@ -116,14 +116,24 @@ def sample_home(dest: Path) -> Path:
     instead of the 4 to 10 an ingest takes here: a copy of one ingested once per test process, its
     registry pointed at its own copy of the PDF. For tests that read or change a library, not for
     tests of ingestion itself."""
-    with _SAMPLE_LOCK:
-        if not _SAMPLE_LIBRARY:
-            master = Path(tempfile.mkdtemp(prefix="policybot-sample-")) / "home"
+    return _library_copy("sample", [SAMPLE_POLICY], dest)
+
+
+def house_and_flood_home(dest: Path) -> Path:
+    """A library at ``dest`` holding the sample house policy and the FEMA Dwelling Form, copied as
+    ``sample_home`` is: two documents a conversation can drift between. Skips without the eval data."""
+    return _library_copy("house-and-flood", [SAMPLE_POLICY, require_flood() / "docs" / "nfip-sfip-dwelling.pdf"], dest)
+
+
+def _library_copy(name: str, docs: list[Path], dest: Path) -> Path:
+    with _LIBRARY_LOCK:
+        if name not in _LIBRARIES:
+            master = Path(tempfile.mkdtemp(prefix=f"policybot-{name}-")) / "home"
             atexit.register(shutil.rmtree, master.parent, True)
-            report = PolicyBot(make_settings(master)).ingest([SAMPLE_POLICY])
+            report = PolicyBot(make_settings(master)).ingest(docs)
             assert not report.failed, [o.message for o in report.failed]
-            _SAMPLE_LIBRARY.append(master)
-        master = _SAMPLE_LIBRARY[0]
+            _LIBRARIES[name] = master
+        master = _LIBRARIES[name]
     shutil.copytree(master, dest, ignore=shutil.ignore_patterns("*.lock", "models"))
     with sqlite3.connect(dest / "registry.sqlite") as db:
         db.execute("UPDATE documents SET stored_path = replace(stored_path, ?, ?)", (str(master), str(dest)))

@@ -412,6 +412,27 @@ def test_follow_ups_never_snowball_and_a_question_can_be_searched_on_its_own(mon
     assert searched_as(messages(at, "assistant")[-1]) is None
 
 
+def test_a_follow_up_says_it_kept_to_the_document_of_the_answer_before_it(monkeypatch, tmp_path):
+    """In a library of the house policy and a flood form, "And if I'm still not happy after that?"
+    after two turns about a complaint is searched mainly in the house policy, and says so; searched
+    on its own (one click), it is searched across the library again."""
+    use_home(monkeypatch, conftest.house_and_flood_home(tmp_path / "home"))
+    at = start()
+    for question in (
+        "You turned down my claim and I think that's unfair. How do I complain?",
+        "how long have they got to answer me?",
+        "And if I'm still not happy after that?",
+    ):
+        at = ask(at, question)
+    kept = "Searched mainly in homeshield-household-policy.pdf: the answer before it came from there."
+    follow_up = messages(at, "assistant")[-1]
+    assert kept in [shown(c.value) for c in follow_up.caption]
+    assert not any(kept in shown(c.value) for c in messages(at, "assistant")[0].caption)
+    at.button(key="alone-2").click().run()
+    assert not at.exception
+    assert not any(kept in shown(c.value) for c in messages(at, "assistant")[-1].caption)
+
+
 def test_a_made_up_answer_is_never_shown_and_its_draft_is_for_reviewers_only(monkeypatch, sample_home):
     """Issue 21: a model that writes what the documents do not say. The citizen reads the quoted
     passages; a reviewer can open the model's draft; a kiosk visitor never sees it."""

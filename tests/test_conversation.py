@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from policybot.answer.conversation import Conversation, Turn, as_turns, history_text
-from tests.answers import generated
+from policybot.answer.conversation import Conversation, Turn, as_turns, history_text, leading_document
+from tests.answers import generated, refused
 
 
 def test_history_is_bounded():
@@ -19,5 +19,16 @@ def test_conversation_keeps_the_latest_turns_from_answers_or_turns():
     convo = Conversation(max_turns=2, history=[Turn(question="a", standalone="a", answer="x"), answer, answer])
     assert [t.question for t in convo.turns] == [answer.question, answer.question]
     assert as_turns([answer])[0] == Turn(
-        question=answer.question, standalone=answer.standalone_question, answer=answer.answer
+        question=answer.question, standalone=answer.standalone_question, answer=answer.answer, docs=["acme-home.pdf"]
     )
+
+
+def test_a_turn_keeps_the_document_of_its_answer_s_leading_source():
+    answer = generated()
+    doc = answer.citations[0].doc
+    mixed = [c.model_copy(update={"doc": d}) for c, d in zip(answer.citations, ["flood.pdf", doc, doc])]
+    assert leading_document(answer.model_copy(update={"citations": mixed})) == ["flood.pdf"]
+    # A source added because another points to it is not what the answer leads with.
+    pointed = [mixed[0].model_copy(update={"referenced_by": [2]}), *mixed[1:]]
+    assert leading_document(answer.model_copy(update={"citations": pointed})) == [doc]
+    assert Turn.of(refused()).docs == []  # a refusal's closest passages are for reading, not what it was about

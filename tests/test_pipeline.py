@@ -1092,3 +1092,38 @@ def test_a_question_stating_a_period_is_quoted_by_the_sentence_that_states_one(e
     )
     monkeypatch.setattr(writers, "quantity_kinds", lambda text: set())  # no quantity read anywhere
     assert '"The Home counts as lived in' in writer.run(draft(), question, [source]).answer.splitlines()[0]
+
+
+def test_a_follow_up_is_searched_mainly_in_the_document_its_conversation_is_about(tmp_path):
+    """``follow_up_document``: in a library of the house policy and a flood form, "And if I'm still not
+    happy after that?" after two turns about a complaint keeps to the house policy its answers came
+    from, and says so; searched across the library it led with the flood form's loss-payment clause.
+    A question that stands alone is searched across the library as before."""
+    from tests.conftest import house_and_flood_home
+
+    home = house_and_flood_home(tmp_path / "home")
+    story = [
+        "You turned down my claim and I think that's unfair. How do I complain?",
+        "how long have they got to answer me?",
+    ]
+    house = "homeshield-household-policy.pdf"
+    bot = PolicyBot(make_settings(home))
+    history = []
+    for question in story:
+        history.append(bot.ask(question, history=history, use_llm=False))
+    assert history[0].continued_documents == [] and history[0].citations[0].doc == house
+    leading = {}
+    for on in (True, False):
+        follow = PolicyBot(make_settings(home, follow_up_document=on)).ask(
+            "And if I'm still not happy after that?", history=history, use_llm=False
+        )
+        assert len(follow.queries) >= 2  # searched with the question before it
+        leading[on] = follow.citations[0]
+        assert follow.continued_documents == ([house] if on else [])
+        assert follow.named_documents == []  # the question itself names no document
+    assert leading[True].doc == house
+    assert leading[False].doc != house
+    # A question that stands alone is not held to the conversation's document.
+    switch = bot.ask("What counts as a basement for flood insurance?", history=history, use_llm=False)
+    assert switch.queries == [switch.question] and switch.continued_documents == []
+    assert switch.citations[0].doc == "nfip-sfip-dwelling.pdf"

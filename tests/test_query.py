@@ -3,6 +3,7 @@
 import pytest
 
 from policybot.answer.query import (
+    carries_on,
     clause_references,
     merge_queries,
     parse_expansion,
@@ -181,3 +182,19 @@ def test_a_question_asking_what_a_clause_title_means_names_that_clause():
 )
 def test_a_bare_coverage_ask_is_not_searched_beside_the_story_it_follows(question, searched):
     assert without_ask(question) == searched
+
+
+@pytest.mark.parametrize(
+    "question, carrying",
+    [
+        ("and what about subsidence?", True),
+        ("And if I'm still not happy after that?", True),
+        ("What about the cash that was in it?", True),
+        ("but only 3 weeks?", True),
+        ("Android phone stolen, am I covered?", False),  # "and" inside a word
+        ("My son broke the TV, is that covered?", False),  # a pronoun alone is no evidence
+        ("What is the excess for subsidence?", False),
+    ],
+)
+def test_a_question_that_opens_by_carrying_on_from_the_turn_before(question, carrying):
+    assert carries_on(question) is carrying

@@ -16,10 +16,21 @@ class Turn(BaseModel):
     question: str
     standalone: str
     answer: str
+    # The document of the answer's leading source (none for a refusal): a follow-up that needs this
+    # turn is searched mainly there (``follow_up_document``).
+    docs: list[str] = []
 
     @classmethod
     def of(cls, answer: Answer) -> Turn:
-        return cls(question=answer.question, standalone=answer.standalone_question, answer=answer.answer)
+        docs = [] if answer.refused else leading_document(answer)
+        return cls(question=answer.question, standalone=answer.standalone_question, answer=answer.answer, docs=docs)
+
+
+def leading_document(answer: Answer) -> list[str]:
+    """The document of an answer's first retrieved source (not one added because a source points to
+    it): what its first quote shows. The document most of its three leading sources come from was
+    measured too and lost one more question than it won (record 2026-11-29-follow-up-document)."""
+    return next(([c.doc] for c in answer.citations if not c.referenced_by), [])
 
 
 History = Sequence[Union[Turn, Answer]]

@@ -42,10 +42,15 @@ class NamedDocument:
     # The question's capitalised runs beside a naming word that the document writes itself ("amag
     # pharmaceuticals"): names taken whole (``names_it_writes``).
     whole: frozenset[str] = frozenset()
+    # Not named by the question: the document of the previous answer, which a follow-up continues
+    # (``follow_up_document``). No word of the question names it, so none is taken out of its search.
+    by_conversation: bool = False
 
     @property
     def words(self) -> frozenset[str]:
         """The words that designate the document: its title's, its file name's, the phrase's."""
+        if self.by_conversation:
+            return frozenset()
         stem = re.sub(r"\.pdf$", "", self.doc.name, flags=re.IGNORECASE)
         return frozenset(words_of(self.doc.title) + words_of(stem) + words_of(self.phrase))
 

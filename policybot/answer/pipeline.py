@@ -23,7 +23,14 @@ from policybot.answer.guard import Guard, Verdict
 from policybot.answer.naming import NamedDocument, without_naming
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.openings import ListOpenings
-from policybot.answer.query import PlanRequest, QueryPlan, QueryPlanner, asks_meaning_of_title, clause_references
+from policybot.answer.query import (
+    PlanRequest,
+    QueryPlan,
+    QueryPlanner,
+    asks_meaning_of_title,
+    carries_on,
+    clause_references,
+)
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
     AGREEMENT_DEPTH,
@@ -127,6 +134,10 @@ class AnswerPipeline:
             if len(queries) > 1 and not self._follows(question, history[-1].question):
                 queries = queries[1:]
             first = self._first_pass(queries, by_id, named)
+            continuing = self._continuing(first, history, scope, named)
+            if continuing:  # a follow-up: searched again, mainly in the document it continues
+                named = continuing
+                first = self._first_pass(first.queries, by_id, named, decided=True)
         yield PassagesEvent(first.preview)
         context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
         request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
@@ -145,8 +156,10 @@ class AnswerPipeline:
             if verdict.band != "out_of_scope":
                 sources += self._supporting(plan.standalone, sources, by_id)
             sources = self.openings.run(sources)
-        mainly = [n.doc.name for n in named] if _naming_changed(first.lists) else []
+        changed = _naming_changed(first.lists)
+        mainly = [n.doc.name for n in named if not n.by_conversation] if changed else []
         draft = self._draft(question, plan, first, ranking, scored, verdict, mainly, usage, timings)
+        draft.continued_documents = [n.doc.name for n in named if n.by_conversation] if changed else []
         draft.also_searched = self.parts.retriever.equivalent_words(first.queries, list(by_id))
         if verdict.refusal:
             answer = draft.refusal(sources, verdict.refusal)
@@ -173,8 +186,24 @@ class AnswerPipeline:
         probes = self.parts.probe_vectors() @ before
         return float(self.parts.embed_query(question) @ before) > float(np.median(probes)) if len(probes) else True
 
-    def _first_pass(self, queries: list[str], by_id: dict[str, DocumentRow], named: list[NamedDocument]) -> FirstPass:
-        """The question (a follow-up both with its context and alone) searched once, before any LLM call."""
+    def _continuing(
+        self, first: FirstPass, history: Sequence[Turn], scope: Sequence[DocumentRow], named: list[NamedDocument]
+    ) -> list[NamedDocument]:
+        """The document a follow-up continues: that of the previous answer's leading source, when the
+        question keeps its context (it needs the turn before it), names no document itself, and the
+        scope holds others. "And if I'm still not happy after that?" after a complaints answer is
+        about the same policy; searched across the library it found a flood form's loss-payment
+        clause. Favoured as a named document is, never searched alone."""
+        if not self.settings.follow_up_document or named or len(first.queries) < 2 or len(scope) < 2:
+            return []
+        docs = {d.name: d for d in scope}
+        return [NamedDocument(docs[n], "", by_conversation=True) for n in history[-1].docs[:1] if n in docs]
+
+    def _first_pass(
+        self, queries: list[str], by_id: dict[str, DocumentRow], named: list[NamedDocument], decided: bool = False
+    ) -> FirstPass:
+        """The question (a follow-up both with its context and alone) searched once, before any LLM call.
+        ``decided``: whether it keeps its context is already known (the queries are searched as given)."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
@@ -184,7 +213,10 @@ class AnswerPipeline:
             lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=own_words))
         auto = self.settings.follow_up_context == "auto"
         stands = (
-            len(queries) > 1 and auto and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists))
+            not decided
+            and len(queries) > 1
+            and auto
+            and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists, carries_on(queries[1])))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
@@ -358,15 +390,16 @@ def _keep_own_order(fused: list[Fused], own: Ranked) -> list[Fused]:
     return [replace(by_id[cid], score=score) for cid, score in zip(order, scores)]
 
 
-def _needs_context(lists: RankedLists) -> bool:
+def _needs_context(lists: RankedLists, carrying_on: bool = False) -> bool:
     """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
     the question alone) does. Not when its own search is confident (dense and BM25 agree on its
-    best passage: "My son broke the TV, is that covered?"), nor when the joined search finds
-    nothing closer in meaning than the question alone does; "and if it was only 3 weeks?" alone
-    is close to nothing."""
+    best passage: "My son broke the TV, is that covered?"), unless it opens by carrying on from the
+    turn before (``query.carries_on``: "and what about subsidence?"); nor when the joined search
+    finds nothing closer in meaning than the question alone does; "and if it was only 3 weeks?"
+    alone is close to nothing."""
     joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []
     alone_lexical = lists.get(ListKey("lexical", 1)) or []
-    if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
+    if not carrying_on and alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
         return False
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 

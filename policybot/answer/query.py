@@ -116,6 +116,18 @@ def with_context(question: str, previous_questions: Sequence[str]) -> str:
     return f"{previous_questions[-1].rstrip('?. ')}; {question}"
 
 
+# A question that opens by carrying on from the turn before: "and if it was only 3 weeks?", "what
+# about subsidence?", "but the cash that was in it?". Its own search agreeing with itself is then no
+# sign that it stands alone (``pipeline._needs_context``): "and what about subsidence?" finds the
+# Subsidence cover by both dense and BM25, yet asks about the deductible just discussed.
+_CARRIES_ON = re.compile(r"^\W*(?:and|but|also|plus|or|what about|how about)\b", re.IGNORECASE)
+
+
+def carries_on(question: str) -> bool:
+    """Whether a question opens with words that carry on from the turn before it."""
+    return bool(_CARRIES_ON.match(question))
+
+
 class QueryWriter:
     """The planner's LLM calls: condense a follow-up, or expand a question (with at most one call)."""
 

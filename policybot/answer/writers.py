@@ -83,6 +83,7 @@ class AnswerDraft:
     llm_model: str | None
     band: str | None = None
     named_documents: list[str] = field(default_factory=list)
+    continued_documents: list[str] = field(default_factory=list)
     also_searched: list[str] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     usage: LLMUsage = field(default_factory=LLMUsage)
@@ -102,6 +103,7 @@ class AnswerDraft:
             llm_model=self.llm_model,
             band=self.band,
             named_documents=self.named_documents,
+            continued_documents=self.continued_documents,
             also_searched=self.also_searched,
             answer=text,
             mode=mode,
