@@ -85,12 +85,17 @@ def term_glosses(chunks: Sequence[ChunkRow], max_words: int) -> list[str]:
     (record 2026-11-29-term-glosses)."""
     glossary = glossary_of(chunks)
     by_id = {c.chunk_id: c for c in chunks}
+    meaning: dict[str, str] = {}  # each term's meaning, read once however many clauses are about it
     glosses = []
     for c in chunks:
         title = heading_title(c.section)
-        about = [] if in_definitions(c.section) else [t for t in glossary.used_in(c.text) if names_phrase(title, t)]
-        meanings = [(t, _cut(definition_text(t, by_id[glossary.terms[t]]), max_words)) for t in about]
-        glosses.append("; ".join(f"{t}: {m}" for t, m in meanings if m))
+        # The terms the heading names first (most headings name none); only those are looked for in the text.
+        named = {} if in_definitions(c.section) else {t: i for t, i in glossary.terms.items() if names_phrase(title, t)}
+        about = Glossary(named).used_in(c.text) if named else []
+        for t in about:
+            if t not in meaning:
+                meaning[t] = _cut(definition_text(t, by_id[named[t]]), max_words)
+        glosses.append("; ".join(f"{t}: {meaning[t]}" for t in about if meaning[t]))
     return glosses
 
 
