@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -29,24 +30,12 @@ def render_answer(
     latest: bool = True,
     reviewer: bool = True,
     shared_titles: frozenset[str] = frozenset(),
+    shown_name: Callable[[str], str] = str,
 ) -> None:
     """One answer with its sources. ``reviewer`` (not a locked kiosk): the model's unchecked draft,
-    when it was not shown as the answer, can be opened."""
-    if answer.standalone_question != answer.question:
-        st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
-        if latest:  # one click searches the question as it was asked, without the conversation
-            st.button("Search my question on its own", key=key(f"alone-{index}"), on_click=search_alone)
-    if answer.named_documents:
-        names = ", ".join(answer.named_documents)
-        st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
-    if answer.continued_documents:
-        names = ", ".join(answer.continued_documents)
-        st.caption(escape_markdown(f"Searched mainly in {names}: the answer before it came from there."))
-    if answer.also_searched:
-        quoted = [f"“{w}”" for w in answer.also_searched]
-        words = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
-        which = "the word your documents use" if len(quoted) == 1 else "the words your documents use"
-        st.caption(escape_markdown(f"Also searched for {words}: {which} for yours."))
+    when it was not shown as the answer, can be opened. ``shown_name``: a document as a person reads
+    it (its title), for the lines that say where the search kept to."""
+    how_it_was_searched(answer, index, latest, shown_name)
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice:
         st.caption(escape_markdown(answer.notice))
@@ -77,6 +66,26 @@ def render_answer(
         render_citation(bot, earlier, False, f"{index}-earlier", title=title, page_on_request=True)
     with st.container(key=key(f"answered-{index}")):  # a finished answer (the browser tests wait for it)
         answer_actions(bot, answer, index, latest)
+
+
+def how_it_was_searched(answer: Answer, index: int, latest: bool, shown_name: Callable[[str], str]) -> None:
+    """The lines above an answer that say what was searched: the question as searched, the document
+    it kept mainly to (by its title), the policy's own words searched beside the user's."""
+    if answer.standalone_question != answer.question:
+        st.caption(escape_markdown(f"Searched as: {answer.standalone_question}"))
+        if latest:  # one click searches the question as it was asked, without the conversation
+            st.button("Search my question on its own", key=key(f"alone-{index}"), on_click=search_alone)
+    if answer.named_documents:
+        names = ", ".join(shown_name(n) for n in answer.named_documents)
+        st.caption(escape_markdown(f"Searched mainly in {names}: the question names it."))
+    if answer.continued_documents:
+        names = ", ".join(shown_name(n) for n in answer.continued_documents)
+        st.caption(escape_markdown(f"Searched mainly in {names}: the answer before it came from there."))
+    if answer.also_searched:
+        quoted = [f"“{w}”" for w in answer.also_searched]
+        words = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+        which = "the word your documents use" if len(quoted) == 1 else "the words your documents use"
+        st.caption(escape_markdown(f"Also searched for {words}: {which} for yours."))
 
 
 def answer_actions(bot: PolicyBot, answer: Answer, index: int, latest: bool) -> None:
@@ -218,17 +227,10 @@ def ask(bot: PolicyBot, question: str, options: AskOptions, alone: bool = False)
     return final.get("answer")
 
 
-def page(ctx: PageContext) -> None:
-    """The conversation: banners, its answers so far, and the question box."""
+def conversation_buttons(ctx: PageContext) -> None:
+    """Above a conversation: start a new one, or export this one. Buttons at their natural width
+    (columns cut "New conversation" short at 1280 px)."""
     state = st.session_state
-    bot = ctx.bot
-    # One plain line on what the answers are; the language model's state and how to start one
-    # live in Status (and `policybot doctor`), never in the conversation.
-    st.caption(ANSWERS_QUOTE if ctx.llm_notice else ANSWERS_WRITTEN)
-    if state.notice:
-        st.info(escape_markdown(state.notice))
-
-    # Buttons at their natural width (columns cut "New conversation" short at 1280 px).
     top = st.container(horizontal=True)
     if state.history and top.button("New conversation", key="new"):
         clear_conversation()
@@ -249,6 +251,19 @@ def page(ctx: PageContext) -> None:
             key="export-json",
         )
 
+
+def page(ctx: PageContext) -> None:
+    """The conversation: banners, its answers so far, and the question box."""
+    state = st.session_state
+    bot = ctx.bot
+    # One plain line on what the answers are; the language model's state and how to start one
+    # live in Status (and `policybot doctor`), never in the conversation.
+    st.caption(ANSWERS_QUOTE if ctx.llm_notice else ANSWERS_WRITTEN)
+    if state.notice:
+        st.info(escape_markdown(state.notice))
+
+    conversation_buttons(ctx)
+
     if not state.history:
         greeting(ctx)
     shared = ctx.listing.shared_titles()  # editions of one policy share a title
@@ -257,7 +272,13 @@ def page(ctx: PageContext) -> None:
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
             render_answer(
-                bot, answer, i, latest=i == len(state.history) - 1, reviewer=ctx.can_edit, shared_titles=shared
+                bot,
+                answer,
+                i,
+                latest=i == len(state.history) - 1,
+                reviewer=ctx.can_edit,
+                shared_titles=shared,
+                shown_name=ctx.shown_name,
             )
 
     question = st.chat_input("Ask a question about your policy documents", key=key("question"))

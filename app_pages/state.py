@@ -39,8 +39,7 @@ class PageContext:
 
     @cached_property
     def _shown_names(self) -> dict[str, str]:
-        shared = self.listing.shared_titles()
-        return {d.name: d.title if d.title and d.title not in shared else d.name for d in self.listing.documents}
+        return self.listing.shown_names()
 
     def shown_name(self, name: str) -> str:
         """A document as a person reads it: its title (the file name only for editions that share one)."""

@@ -355,7 +355,7 @@ def ask(
     if as_json:
         _print_json(answer)
     else:
-        _print_answer(answer)
+        _print_answer(answer, bot.library.documents().shown_names())
         if answer.mode == "extractive" and not no_llm and not answer.notice:
             _llm_setup_hint(bot)
 
@@ -439,8 +439,10 @@ def _print_evidence(report: Any) -> None:
     )
 
 
-def _print_answer(answer: Any) -> None:
-    """The checked answer, its notice, its sources and its cost."""
+def _print_answer(answer: Any, titles: dict[str, str] | None = None) -> None:
+    """The checked answer, its notice, its sources and its cost. ``titles``: each document as a person
+    reads it (``DocumentList.shown_names``)."""
+    titles = titles or {}
     out.print(escape(answer.answer), highlight=False)
     if answer.mode == "generated" and answer.removed_markers:
         err.print(f"[dim]{answer.removed_markers} citation(s) to missing sources removed[/dim]", highlight=False)
@@ -448,12 +450,13 @@ def _print_answer(answer: Any) -> None:
         err.print(f"[yellow]{escape(answer.notice)}[/yellow]", highlight=False)
     if answer.named_documents:
         err.print(
-            f"[dim]searched mainly in {escape(', '.join(answer.named_documents))}: the question names it[/dim]",
+            f"[dim]searched mainly in {escape(', '.join(titles.get(n, n) for n in answer.named_documents))}: "
+            "the question names it[/dim]",
             highlight=False,
         )
     if answer.continued_documents:
         err.print(
-            f"[dim]searched mainly in {escape(', '.join(answer.continued_documents))}: "
+            f"[dim]searched mainly in {escape(', '.join(titles.get(n, n) for n in answer.continued_documents))}: "
             "the answer before it came from there[/dim]",
             highlight=False,
         )

@@ -111,6 +111,12 @@ class DocumentList(BaseModel):
         counts = Counter(d.title or d.name for d in self.documents)
         return frozenset(t for t, n in counts.items() if n > 1)
 
+    def shown_names(self) -> dict[str, str]:
+        """Each document as a person reads it: its title, the file name only where it has none or
+        shares it with another document (two editions of one policy)."""
+        shared = self.shared_titles()
+        return {d.name: d.title if d.title and d.title not in shared else d.name for d in self.documents}
+
 
 class DeleteReport(BaseModel):
     schema_version: str = SCHEMA_VERSION

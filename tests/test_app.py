@@ -424,7 +424,7 @@ def test_a_follow_up_says_it_kept_to_the_document_of_the_answer_before_it(monkey
         "And if I'm still not happy after that?",
     ):
         at = ask(at, question)
-    kept = "Searched mainly in homeshield-household-policy.pdf: the answer before it came from there."
+    kept = "Searched mainly in HomeShield Household Policy: the answer before it came from there."  # its title
     follow_up = messages(at, "assistant")[-1]
     assert kept in [shown(c.value) for c in follow_up.caption]
     assert not any(kept in shown(c.value) for c in messages(at, "assistant")[0].caption)
