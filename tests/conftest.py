@@ -107,6 +107,7 @@ def not_pdf(tmp_path) -> Path:
 
 
 _LIBRARIES: dict[str, Path] = {}  # libraries ingested once per test process, by name
+_MESSAGES: dict[str, list[str]] = {}  # what their ingestion said of each document
 _LIBRARY_LOCK = threading.Lock()
 
 
@@ -125,6 +126,17 @@ def house_and_flood_home(dest: Path) -> Path:
     return _library_copy("house-and-flood", [SAMPLE_POLICY, require_flood() / "docs" / "nfip-sfip-dwelling.pdf"], dest)
 
 
+def flood_home(dest: Path) -> Path:
+    """A library at ``dest`` holding the three FEMA flood forms (``../shared/eval-data/nfip-flood``),
+    copied as ``sample_home`` is. Skips without the eval data."""
+    return _library_copy("flood", sorted((require_flood() / "docs").glob("*.pdf")), dest)
+
+
+def ingest_messages(name: str) -> list[str]:
+    """What the ingestion of a shared library (``"flood"``, ``"sample"`` …) said of each document."""
+    return _MESSAGES[name]
+
+
 def _library_copy(name: str, docs: list[Path], dest: Path) -> Path:
     with _LIBRARY_LOCK:
         if name not in _LIBRARIES:
@@ -133,6 +145,7 @@ def _library_copy(name: str, docs: list[Path], dest: Path) -> Path:
             report = PolicyBot(make_settings(master)).ingest(docs)
             assert not report.failed, [o.message for o in report.failed]
             _LIBRARIES[name] = master
+            _MESSAGES[name] = [o.message for o in report.outcomes]
         master = _LIBRARIES[name]
     shutil.copytree(master, dest, ignore=shutil.ignore_patterns("*.lock", "models"))
     with sqlite3.connect(dest / "registry.sqlite") as db:

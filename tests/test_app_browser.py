@@ -520,7 +520,7 @@ def test_the_next_kiosk_visitor_finds_nothing_of_the_last_in_browser(tmp_path):
     """Issue 23: a visitor asks, starts typing another question and walks away. A countdown warns
     first ("I'm still here" keeps the page); then the page is reset, and the next visitor finds
     neither the conversation nor the unsent draft, nor any note about them."""
-    kiosk = {"POLICYBOT_KIOSK": "1", "POLICYBOT_KIOSK_IDLE_MINUTES": "0.4"}  # 24 s idle, 6 s countdown
+    kiosk = {"POLICYBOT_KIOSK": "1", "POLICYBOT_KIOSK_IDLE_MINUTES": "0.25"}  # 15 s idle, a 3.75 s countdown
     with sample_chat(tmp_path, env=kiosk) as (page, chat, log):
         type_question(page, chat, QUESTION, 1)
         chat.fill(DRAFT)  # typed, never sent: the server cannot see it

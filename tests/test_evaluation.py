@@ -10,6 +10,7 @@ from policybot.evaluation.datasets import load_dataset
 from policybot.evaluation.harness import library_chunks
 from policybot.evaluation.metrics import ranking_metrics, relevant_chunks
 from policybot.service import PolicyBot
+from tests import conftest
 from tests.conftest import make_settings, require_flood
 
 # Measured 2026-11-22, lite profile, default settings (structure chunker): R@5 0.812, R@10 0.875, MRR@10 0.546.
@@ -19,11 +20,8 @@ MRR_FLOOR = 0.50
 
 @pytest.fixture(scope="module")
 def flood_bot(tmp_path_factory):
-    root = require_flood()
-    bot = PolicyBot(make_settings(tmp_path_factory.mktemp("flood") / "home"))
-    report = bot.ingest([root / "docs"])
-    assert not report.failed, [o.message for o in report.failed]
-    return bot, load_dataset(root)
+    bot = PolicyBot(make_settings(conftest.flood_home(tmp_path_factory.mktemp("flood") / "home")))
+    return bot, load_dataset(require_flood())
 
 
 def test_flood_documents_have_pages_and_sections(flood_bot):

@@ -336,11 +336,10 @@ def test_a_store_torn_by_a_kill_is_set_aside_and_rebuilt_from_the_registry(tmp_p
     import sys
 
     from policybot.store.index import write_marker
-    from tests.conftest import NO_OLLAMA, SAMPLE_POLICY
+    from tests.conftest import NO_OLLAMA, sample_home
 
-    home = tmp_path / "home"
+    home = sample_home(tmp_path / "home")  # the sample policy ingested: enough chunks for Chroma to persist HNSW files
     bot = PolicyBot(make_settings(home))
-    bot.ingest([SAMPLE_POLICY])  # enough chunks for Chroma to persist HNSW files
     question = "How does the deductible apply to water damage?"
     before = [h.chunk_id for h in bot.search(question, k=5).hits]
     chunks = bot.components.index.store.count()
