@@ -341,6 +341,18 @@ def test_follow_up_without_llm_carries_the_previous_question(sample):
     assert any("Deductible" in c.section for c in answer.citations[:3])
 
 
+def test_a_question_that_opens_by_carrying_on_keeps_its_context(sample):
+    """ "and the cash that was in it?" says with its first word that it goes on from the turn
+    before. Alone it leads with 3.13's limits for valuables; with the question before it, with 3.8
+    *Money, cards and personal documents*, which says when cash is covered."""
+    purse = "My purse was stolen on the bus with my bank cards in it. Will you cover what they spent?"
+    history = [sample.ask(purse, use_llm=False)]
+    history.append(sample.ask("I only told the bank 2 days later", history=history, use_llm=False))
+    answer = sample.ask("and the cash that was in it?", history=history, use_llm=False)
+    assert answer.standalone_question == "I only told the bank 2 days later; and the cash that was in it?"
+    assert answer.citations[0].section.endswith("3.8 Money, cards and personal documents")
+
+
 @pytest.mark.parametrize(
     "before, question",
     [

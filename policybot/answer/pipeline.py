@@ -392,14 +392,16 @@ def _keep_own_order(fused: list[Fused], own: Ranked) -> list[Fused]:
 
 def _needs_context(lists: RankedLists, carrying_on: bool = False) -> bool:
     """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
-    the question alone) does. Not when its own search is confident (dense and BM25 agree on its
-    best passage: "My son broke the TV, is that covered?"), unless it opens by carrying on from the
-    turn before (``query.carries_on``: "and what about subsidence?"); nor when the joined search
-    finds nothing closer in meaning than the question alone does; "and if it was only 3 weeks?"
-    alone is close to nothing."""
+    the question alone) does. Always when it opens by carrying on from the turn before
+    (``query.carries_on``: "and the cash that was in it?", "and what about subsidence?"): its words
+    say so, whatever its own search finds. Otherwise not when its own search is confident (dense and
+    BM25 agree on its best passage: "My son broke the TV, is that covered?"), nor when the joined
+    search finds nothing closer in meaning than the question alone does."""
     joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []
+    if carrying_on:
+        return bool(joined)
     alone_lexical = lists.get(ListKey("lexical", 1)) or []
-    if not carrying_on and alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
+    if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
         return False
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
