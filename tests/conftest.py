@@ -132,6 +132,12 @@ def flood_home(dest: Path) -> Path:
     return _library_copy("flood", sorted((require_flood() / "docs").glob("*.pdf")), dest)
 
 
+def shared_library(name: str, docs: list[Path], dest: Path) -> Path:
+    """A library at ``dest`` holding ``docs``, ingested in that order once per test process under
+    ``name`` and copied as ``sample_home`` is."""
+    return _library_copy(name, docs, dest)
+
+
 def ingest_messages(name: str) -> list[str]:
     """What the ingestion of a shared library (``"flood"``, ``"sample"`` …) said of each document."""
     return _MESSAGES[name]
