@@ -109,79 +109,71 @@ def fit_viewport_to_content(page) -> None:
         page.wait_for_timeout(1000)
 
 
-def test_question_answer_and_citation_in_browser(tmp_path):
+def test_question_answer_and_citation_in_browser(shared_app, tmp_path):
+    """The shared app runs with the flags `make run` used to pass (``MAKE_RUN_FLAGS``)."""
     executable = chromium_path()
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[dev]')"
     )
+    url, log = shared_app
+    shot = tmp_path / "answer.png"
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": 1400, "height": 1000}, permissions=["clipboard-read", "clipboard-write"]
+            )
+            page = context.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(url)
 
-    home = sample_home(tmp_path / "home")
+            chat = page.get_by_test_id("stChatInputTextArea")
+            chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+            chat.fill(QUESTION)
+            chat.press("Enter")
 
-    # The flags `make run` used to pass, on top of .streamlit/config.toml (they must agree).
-    # No file watcher: nothing is edited during the test, and watching the repo floods the log.
-    flags = ["--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    server, url, log = start_app(home, tmp_path, flags)
-    try:
-        shot = tmp_path / "answer.png"
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-            try:
-                context = browser.new_context(
-                    viewport={"width": 1400, "height": 1000}, permissions=["clipboard-read", "clipboard-write"]
-                )
-                page = context.new_page()
-                page.set_default_timeout(60_000)
-                page.goto(url)
+            expanders = page.locator("details").filter(has=page.locator("summary", has_text=TITLE))
+            first = expanders.first
+            first.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+            title = first.locator("summary").inner_text()
+            assert TITLE in title and "p.11" in title and DOC not in title, (
+                f"first citation: {title!r}\n{log_tail(log)}"
+            )
 
-                chat = page.get_by_test_id("stChatInputTextArea")
-                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                chat.fill(QUESTION)
-                chat.press("Enter")
+            first.locator("summary").click()
+            quote = first.locator("mark").first  # the quote; the conditions it depends on are marked after it
+            quote.wait_for(state="visible")
+            image = first.locator('[data-testid="stImage"] img')
+            image.wait_for(state="visible")
+            page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
 
-                expanders = page.locator("details").filter(has=page.locator("summary", has_text=TITLE))
-                first = expanders.first
-                first.locator("summary").wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
-                title = first.locator("summary").inner_text()
-                assert TITLE in title and "p.11" in title and DOC not in title, (
-                    f"first citation: {title!r}\n{log_tail(log)}"
-                )
+            assert first.get_attribute("open") is not None
+            body = page.locator("body").inner_text()
+            assert QUESTION in body
+            assert DOC in body and "p.11" in body
+            assert "$750" in quote.inner_text()
+            assert image.evaluate("img => img.naturalWidth") > 200
+            assert TITLE in first.inner_text() and DOC in first.inner_text()  # the caption; the reviewer's detail
+            # The app serves the PDF itself, for the browser's viewer to open at the page.
+            opener = first.get_by_role("link", name="Open the PDF at page 11")
+            href = opener.get_attribute("href")
+            assert href and href.endswith(".pdf#page=11"), href
+            import urllib.request
 
-                first.locator("summary").click()
-                quote = first.locator("mark").first  # the quote; the conditions it depends on are marked after it
-                quote.wait_for(state="visible")
-                image = first.locator('[data-testid="stImage"] img')
-                image.wait_for(state="visible")
-                page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+            with urllib.request.urlopen(url + href.split("#")[0].lstrip("/")) as served:
+                assert served.headers["Content-Type"] == "application/pdf"
+                assert served.read() == SAMPLE_POLICY.read_bytes()
 
-                assert first.get_attribute("open") is not None
-                body = page.locator("body").inner_text()
-                assert QUESTION in body
-                assert DOC in body and "p.11" in body
-                assert "$750" in quote.inner_text()
-                assert image.evaluate("img => img.naturalWidth") > 200
-                assert TITLE in first.inner_text() and DOC in first.inner_text()  # the caption; the reviewer's detail
-                # The app serves the PDF itself, for the browser's viewer to open at the page.
-                opener = first.get_by_role("link", name="Open the PDF at page 11")
-                href = opener.get_attribute("href")
-                assert href and href.endswith(".pdf#page=11"), href
-                import urllib.request
-
-                with urllib.request.urlopen(url + href.split("#")[0].lstrip("/")) as served:
-                    assert served.headers["Content-Type"] == "application/pdf"
-                    assert served.read() == SAMPLE_POLICY.read_bytes()
-
-                fit_viewport_to_content(page)
-                page.screenshot(path=str(shot), full_page=True)
-            finally:
-                browser.close()
-        assert shot.is_file() and shot.stat().st_size > 20_000, (
-            f"screenshot too small: {shot.stat().st_size if shot.exists() else 'missing'}"
-        )
-        if SCREENSHOT_DIR:
-            Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(shot, Path(SCREENSHOT_DIR) / shot.name)
-    finally:
-        stop(server)
+            fit_viewport_to_content(page)
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert shot.is_file() and shot.stat().st_size > 20_000, (
+        f"screenshot too small: {shot.stat().st_size if shot.exists() else 'missing'}"
+    )
+    if SCREENSHOT_DIR:
+        Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(shot, Path(SCREENSHOT_DIR) / shot.name)
 
 
 class Tracker:
@@ -397,13 +389,25 @@ HOSPITAL = [
 ]
 
 
+# The flags `make run` used to pass, on top of .streamlit/config.toml (they must agree). No file
+# watcher: nothing is edited during the tests, and watching the repo floods the log.
+MAKE_RUN_FLAGS = [
+    "--server.headless",
+    "true",
+    "--browser.gatherUsageStats",
+    "false",
+    "--server.fileWatcherType",
+    "none",
+]
+
+
 @pytest.fixture(scope="module")
 def shared_app(tmp_path_factory):
     """One app on the sample policy for the drives that only read the library, as a kiosk serves
     one visitor after another: each drive opens its own browser, so its own session. (url, log)"""
     chromium_path()
     tmp = tmp_path_factory.mktemp("shared-app")
-    server, url, log = start_app(sample_home(tmp / "home"), tmp)
+    server, url, log = start_app(sample_home(tmp / "home"), tmp, MAKE_RUN_FLAGS)
     try:
         yield url, log
     finally:
