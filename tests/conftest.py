@@ -117,25 +117,19 @@ def sample_home(dest: Path) -> Path:
     instead of the 4 to 10 an ingest takes here: a copy of one ingested once per test process, its
     registry pointed at its own copy of the PDF. For tests that read or change a library, not for
     tests of ingestion itself."""
-    return _library_copy("sample", [SAMPLE_POLICY], dest)
+    return shared_library("sample", [SAMPLE_POLICY], dest)
 
 
 def house_and_flood_home(dest: Path) -> Path:
     """A library at ``dest`` holding the sample house policy and the FEMA Dwelling Form, copied as
     ``sample_home`` is: two documents a conversation can drift between. Skips without the eval data."""
-    return _library_copy("house-and-flood", [SAMPLE_POLICY, require_flood() / "docs" / "nfip-sfip-dwelling.pdf"], dest)
+    return shared_library("house-and-flood", [SAMPLE_POLICY, require_flood() / "docs" / "nfip-sfip-dwelling.pdf"], dest)
 
 
 def flood_home(dest: Path) -> Path:
     """A library at ``dest`` holding the three FEMA flood forms (``../shared/eval-data/nfip-flood``),
     copied as ``sample_home`` is. Skips without the eval data."""
-    return _library_copy("flood", sorted((require_flood() / "docs").glob("*.pdf")), dest)
-
-
-def shared_library(name: str, docs: list[Path], dest: Path) -> Path:
-    """A library at ``dest`` holding ``docs``, ingested in that order once per test process under
-    ``name`` and copied as ``sample_home`` is."""
-    return _library_copy(name, docs, dest)
+    return shared_library("flood", sorted((require_flood() / "docs").glob("*.pdf")), dest)
 
 
 def ingest_messages(name: str) -> list[str]:
@@ -143,7 +137,9 @@ def ingest_messages(name: str) -> list[str]:
     return _MESSAGES[name]
 
 
-def _library_copy(name: str, docs: list[Path], dest: Path) -> Path:
+def shared_library(name: str, docs: list[Path], dest: Path) -> Path:
+    """A library at ``dest`` holding ``docs``: ingested in that order once per test process under
+    ``name``, then copied for each caller (without locks or models), its registry pointed at the copy."""
     with _LIBRARY_LOCK:
         if name not in _LIBRARIES:
             master = Path(tempfile.mkdtemp(prefix=f"policybot-{name}-")) / "home"
