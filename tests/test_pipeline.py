@@ -353,6 +353,27 @@ def test_a_question_that_opens_by_carrying_on_keeps_its_context(sample):
     assert answer.citations[0].section.endswith("3.8 Money, cards and personal documents")
 
 
+def test_a_turn_that_asks_nothing_goes_on_from_the_question_before_it(sample):
+    """ "I only told the bank 2 days later" tells more of the purse story; it asks nothing of its own.
+    Searched with the question before it, its best passages are the 24-hour rules for cards."""
+    purse = "My purse was stolen on the bus with my bank cards in it. Will you cover what they spent?"
+    answer = sample.ask("I only told the bank 2 days later", history=[sample.ask(purse, use_llm=False)], use_llm=False)
+    assert answer.standalone_question == f"{purse.rstrip('?')}; I only told the bank 2 days later"
+    sections = [c.section for c in answer.citations[:3]]
+    assert any(s.endswith("3.8 Money, cards and personal documents") for s in sections), sections
+    assert any(s.endswith("8.2 Time limits for telling us about a claim") for s in sections), sections
+
+
+def test_a_question_that_opens_by_carrying_on_is_never_cut_off_by_the_closeness_gate(sample):
+    """ "and what if it's too low?" is further in meaning from "What should my buildings sum insured be
+    based on?" than half the off-topic probes are, and was searched alone for that; its first word says
+    it goes on, so it keeps the question before it."""
+    before = "What should my buildings sum insured be based on?"
+    history = [Turn(question=before, standalone=before, answer="")]
+    answer = sample.ask("and what if it's too low?", history=history, use_llm=False)
+    assert answer.standalone_question == "What should my buildings sum insured be based on; and what if it's too low?"
+
+
 @pytest.mark.parametrize(
     "before, question",
     [

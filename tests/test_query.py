@@ -3,6 +3,7 @@
 import pytest
 
 from policybot.answer.query import (
+    adds_to_story,
     carries_on,
     clause_references,
     merge_queries,
@@ -198,3 +199,24 @@ def test_a_bare_coverage_ask_is_not_searched_beside_the_story_it_follows(questio
 )
 def test_a_question_that_opens_by_carrying_on_from_the_turn_before(question, carrying):
     assert carries_on(question) is carrying
+
+
+@pytest.mark.parametrize(
+    "turn, telling",
+    [
+        ("I only told the bank 2 days later", True),
+        ("They got in through the back door, which I'd forgotten to lock.", True),  # a relative "which"
+        ("The cracks were already there when we bought the place last year, just smaller.", True),
+        ("we claimed for a burst pipe in march tho", True),
+        ("whats the most for one item", False),  # a question without its question mark
+        ("does it cost anything", False),
+        ("we cant live there while it dries out, do you pay for somewhere to stay", False),
+        ("My son broke the TV, is that covered", False),
+        ("tell me about the excess", False),  # a request asks too
+        ("Explain 2.5(c)", False),
+        ("I wonder whether that counts", False),
+        ("Who pays", False),
+    ],
+)
+def test_a_turn_that_asks_nothing_adds_to_the_story(turn, telling):
+    assert adds_to_story(turn) is telling

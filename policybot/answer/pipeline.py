@@ -27,6 +27,7 @@ from policybot.answer.query import (
     PlanRequest,
     QueryPlan,
     QueryPlanner,
+    adds_to_story,
     asks_meaning_of_title,
     carries_on,
     clause_references,
@@ -182,6 +183,8 @@ class AnswerPipeline:
         ``follow_up_context`` "always" / "never" are the ablations."""
         if self.settings.follow_up_context != "auto":
             return self.settings.follow_up_context == "always"
+        if carries_on(question):  # "and what if it's too low?" says it goes on, however far its words are
+            return True
         before = self.parts.embed_query(previous)
         probes = self.parts.probe_vectors() @ before
         return float(self.parts.embed_query(question) @ before) > float(np.median(probes)) if len(probes) else True
@@ -216,7 +219,7 @@ class AnswerPipeline:
             not decided
             and len(queries) > 1
             and auto
-            and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists, carries_on(queries[1])))
+            and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists, goes_on(queries[1])))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
@@ -390,11 +393,18 @@ def _keep_own_order(fused: list[Fused], own: Ranked) -> list[Fused]:
     return [replace(by_id[cid], score=score) for cid, score in zip(order, scores)]
 
 
+def goes_on(question: str) -> bool:
+    """Whether a later turn's own words say it goes on from the question before it: it opens by
+    carrying on ("and the cash that was in it?") or asks nothing of its own ("I only told the bank 2
+    days later")."""
+    return carries_on(question) or adds_to_story(question)
+
+
 def _needs_context(lists: RankedLists, carrying_on: bool = False) -> bool:
     """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
-    the question alone) does. Always when it opens by carrying on from the turn before
-    (``query.carries_on``: "and the cash that was in it?", "and what about subsidence?"): its words
-    say so, whatever its own search finds. Otherwise not when its own search is confident (dense and
+    the question alone) does. Always when its own words say it goes on from the turn before
+    (``goes_on``: "and the cash that was in it?", "and what about subsidence?", "I only told the bank
+    2 days later"), whatever its own search finds. Otherwise not when its own search is confident (dense and
     BM25 agree on its best passage: "My son broke the TV, is that covered?"), nor when the joined
     search finds nothing closer in meaning than the question alone does."""
     joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []

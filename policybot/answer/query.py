@@ -128,6 +128,27 @@ def carries_on(question: str) -> bool:
     return bool(_CARRIES_ON.match(question))
 
 
+# What makes a turn ask something: a question mark; a turn that opens with a question word, an
+# inverted auxiliary or a request ("whats the most for one item", "tell me about the excess", "explain
+# 2.5(c)"); a later clause that opens with one ("we cant live there, do you pay for a hotel"; not a
+# relative "which", "who", "when" or "where": "the back door, which I'd forgotten to lock"); "whether".
+_AUXILIARY = (
+    r"(?:please\s+)?(?:what|whats|how|can|could|do|does|did|is|are|was|were|will|would|should|shall|may|am|have|has"
+    r"|tell|explain|list|show|give|describe|define|summari[sz]e|compare|find)\b"
+)
+_ASKS = re.compile(
+    rf"\?|^\W*(?:(?:which|who|when|where|why)\b|{_AUXILIARY})|[,;:.]\s*{_AUXILIARY}|\b(?:whether|wonder(?:ing)?)\b",
+    re.IGNORECASE,
+)
+
+
+def adds_to_story(turn: str) -> bool:
+    """Whether a later turn asks nothing of its own: "I only told the bank 2 days later", "They got in
+    through the back door, which I'd forgotten to lock." It tells more of the story the question
+    before it asked about, so it goes on from that question as a turn that opens with "and" does."""
+    return not _ASKS.search(turn)
+
+
 class QueryWriter:
     """The planner's LLM calls: condense a follow-up, or expand a question (with at most one call)."""
 
