@@ -43,7 +43,7 @@ def render_answer(
         with st.expander("The model's unchecked draft (not the answer)", expanded=False):
             st.caption("Parts of it are not backed by the passages it cites. Shown for reviewers, never to visitors.")
             st.markdown(literal_block(answer.unchecked_draft), unsafe_allow_html=True)
-    if answer.refused:
+    if answer.refused and answer.shown_citations:
         st.caption("Closest passages, for reading:")
     for c in answer.shown_citations:
         render_citation(

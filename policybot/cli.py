@@ -460,6 +460,8 @@ def _print_answer(answer: Any, titles: dict[str, str] | None = None) -> None:
             "the answer before it came from there[/dim]",
             highlight=False,
         )
+    if answer.social:  # "thanks", "hello": nothing was searched
+        return
     title = "Closest passages" if answer.refused else "Sources"
     out.print(f"\n[bold]{title}[/bold]", highlight=False)
     shown = answer.shown_citations

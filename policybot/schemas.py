@@ -14,6 +14,8 @@ from pydantic import BaseModel, Field
 SCHEMA_VERSION = "1"
 # Shown with every answer, in the app and in exports.
 DISCLAIMER = "PolicyBot is an assistive tool, not legal advice. Always check the cited source."
+# The refusal reason of a turn that asks nothing of the documents ("thanks", "hello": answer/social.py).
+NOT_A_QUESTION = "not a question"
 
 
 def page_range(start: int, end: int) -> str:
@@ -322,6 +324,11 @@ class Answer(BaseModel):
         None, description="The best source's clause was worded differently in an older edition: what it said"
     )
     earlier_edition: Citation | None = Field(None, description="That older wording, as a source to check")
+
+    @property
+    def social(self) -> bool:
+        """A kind word back to "thanks" or "hello" (``answer/social.py``): nothing was searched."""
+        return self.refused and self.refusal_reason == NOT_A_QUESTION
 
     @property
     def shown_citations(self) -> list[Citation]:

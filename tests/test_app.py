@@ -501,6 +501,16 @@ def test_out_of_scope_question_is_refused_with_closest_passages(monkeypatch, sam
     assert not [label for label in labels if "verified" in label], labels
 
 
+def test_thanks_gets_a_kind_word_and_no_passages(monkeypatch, sample_home):
+    """A citizen who says thank you reads a kind word, not a refusal or passages to check."""
+    use_home(monkeypatch, sample_home)
+    at = ask(start(), "Thank you so much!")
+    [assistant] = messages(at, "assistant")
+    assert plain_text(assistant.markdown[0].value).startswith("You're welcome.")
+    assert not assistant.expander
+    assert not any(c.value.startswith(("Closest passages", "Searched as")) for c in assistant.caption)
+
+
 def test_an_empty_submit_is_ignored_quietly(monkeypatch, sample_home):
     use_home(monkeypatch, sample_home)
     at = ask(start(), "   \n  ")

@@ -18,7 +18,7 @@ from policybot.display.export import (
     spreadsheet_safe,
 )
 from policybot.display.markup import unescape_markdown
-from policybot.schemas import DISCLAIMER, Answer
+from policybot.schemas import DISCLAIMER, NOT_A_QUESTION, Answer
 from policybot.service import PolicyBot
 from tests import pdfs
 from tests.answers import extractive, generated, refused
@@ -49,6 +49,23 @@ def test_markdown_refusal_lists_closest_passages():
     assert "  > Insured Person means you, your spouse or partner" in refusal
     assert "**Sources**" not in refusal
     assert md.index("## Question 1") < md.index("## Question 2")
+
+
+def test_a_kind_word_back_to_thanks_is_exported_without_a_refusal_note():
+    thanks = Answer(
+        question="thanks",
+        standalone_question="thanks",
+        answer="You're welcome. Ask another question about your documents whenever you like.",
+        mode="refused",
+        refused=True,
+        refusal_reason=NOT_A_QUESTION,
+        citations=[],
+        profile="lite",
+    )
+    md = unescape_markdown(conversation_markdown([("Is my wife covered?", generated()), ("thanks", thanks)]))
+    said = md[md.index("**Q:** thanks") :]
+    assert "You're welcome." in said
+    assert "did not answer" not in said and "Closest passages" not in said and "**Sources**" not in said
 
 
 def test_markdown_extractive_note():

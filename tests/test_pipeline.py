@@ -364,6 +364,20 @@ def test_a_turn_that_asks_nothing_goes_on_from_the_question_before_it(sample):
     assert any(s.endswith("8.2 Time limits for telling us about a claim") for s in sections), sections
 
 
+def test_thanks_gets_a_kind_word_searches_nothing_and_is_no_context_for_the_next_question(sample):
+    """A kiosk visitor says thank you: no passages about sums insured under "may not say this
+    directly", and the question after it goes on from the question before the thanks."""
+    purse = "My purse was stolen on the bus with my bank cards in it. Will you cover what they spent?"
+    history = [sample.ask(purse, use_llm=False)]
+    thanks = sample.ask("ok thanks", history=history, use_llm=False)
+    assert thanks.answer.startswith("You're welcome.") and thanks.social
+    assert thanks.refused and thanks.refusal_reason == "not a question"
+    assert thanks.citations == [] and thanks.queries == [] and thanks.standalone_question == "ok thanks"
+    history.append(thanks)
+    answer = sample.ask("and the cash that was in it?", history=history, use_llm=False)
+    assert answer.standalone_question == f"{purse.rstrip('?')}; and the cash that was in it?"
+
+
 def test_a_question_that_opens_by_carrying_on_is_never_cut_off_by_the_closeness_gate(sample):
     """ "and what if it's too low?" is further in meaning from "What should my buildings sum insured be
     based on?" than half the off-topic probes are, and was searched alone for that; its first word says

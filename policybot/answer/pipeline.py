@@ -54,6 +54,8 @@ from policybot.answer.scoring import (
     VectorLookup,
 )
 from policybot.answer.selection import Selector, group_siblings
+from policybot.answer.social import REASON as SOCIAL_REASON
+from policybot.answer.social import social_reply
 from policybot.answer.writers import EXTRACTIVE_SOURCES, AnswerDraft, ExtractiveWriter, LLMWriter
 from policybot.core.passages import Passage
 from policybot.core.probes import Calibration
@@ -62,7 +64,7 @@ from policybot.core.timing import Timings
 from policybot.events import AnswerEvent, Event, PassagesEvent, StageEvent, StandaloneEvent
 from policybot.models.llm import ChatLLM, LLMUsage
 from policybot.models.rerank import Reranker
-from policybot.schemas import Citation
+from policybot.schemas import Answer, Citation
 from policybot.settings import Settings
 
 # The answer's ``retrieved`` list (for evaluation) holds this many chunks.
@@ -126,6 +128,11 @@ class AnswerPipeline:
         self.earlier = EarlierEdition(parts.library, parts.rows, parts.chunks_of)
 
     def run(self, question: str, history: Sequence[Turn], scope: Sequence[DocumentRow]) -> Iterator[Event]:
+        reply = social_reply(question)
+        if reply is not None:  # "thanks", "hello": a kind word back, nothing searched
+            yield AnswerEvent(self._social(question, reply))
+            return
+        history = [t for t in history if social_reply(t.question) is None]  # "thanks" is no context
         named = self.parts.name_documents(question, scope)  # searched first and favoured, never alone
         by_id = {d.doc_id: d for d in scope}
         usage, timings = LLMUsage(), Timings()
@@ -344,6 +351,20 @@ class AnswerPipeline:
             citation = Passage(item.chunk, item.doc, 0.0).citation(len(sources) + len(added) + 1)
             added.append(citation.model_copy(update=mark))
         return added
+
+    def _social(self, question: str, reply: str) -> Answer:
+        """The answer to a turn that asks nothing of the documents (``answer.social``)."""
+        return Answer(
+            question=question,
+            standalone_question=question,
+            answer=reply,
+            mode="refused",
+            refused=True,
+            refusal_reason=SOCIAL_REASON,
+            citations=[],
+            profile=self.parts.profile,
+            llm_model=self.llm.name if self.llm else None,
+        )
 
     def _draft(
         self,

@@ -45,6 +45,8 @@ def _excerpt(text: str) -> str:
 
 
 def _mode_note(answer: Answer) -> str | None:
+    if answer.social:  # "thanks": a kind word back, not a refusal
+        return None
     if answer.refused:
         reason = f" ({answer.refusal_reason})" if answer.refusal_reason else ""
         return f"_PolicyBot did not answer: the documents do not clearly cover this question{reason}._"
