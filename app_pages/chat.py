@@ -35,6 +35,10 @@ def render_answer(
     """One answer with its sources. ``reviewer`` (not a locked kiosk): the model's unchecked draft,
     when it was not shown as the answer, can be opened. ``shown_name``: a document as a person reads
     it (its title), for the lines that say where the search kept to."""
+    if answer.social:  # a kind word back to "thanks": nothing was searched, nothing to ask again, copy or rate
+        with st.container(key=key(f"answered-{index}")):
+            st.markdown(literal_block(answer.answer), unsafe_allow_html=True)
+        return
     how_it_was_searched(answer, index, latest, shown_name)
     st.markdown(literal_block(answer.answer), unsafe_allow_html=True)  # document and model text, shown as text
     if answer.notice:

@@ -509,6 +509,7 @@ def test_thanks_gets_a_kind_word_and_no_passages(monkeypatch, sample_home):
     assert plain_text(assistant.markdown[0].value).startswith("You're welcome.")
     assert not assistant.expander
     assert not any(c.value.startswith(("Closest passages", "Searched as")) for c in assistant.caption)
+    assert not assistant.button  # nothing to ask again, copy or rate
 
 
 def test_an_empty_submit_is_ignored_quietly(monkeypatch, sample_home):
