@@ -54,7 +54,6 @@ from policybot.answer.scoring import (
     VectorLookup,
 )
 from policybot.answer.selection import Selector, group_siblings
-from policybot.answer.social import REASON as SOCIAL_REASON
 from policybot.answer.social import social_reply
 from policybot.answer.writers import EXTRACTIVE_SOURCES, AnswerDraft, ExtractiveWriter, LLMWriter
 from policybot.core.passages import Passage
@@ -64,7 +63,7 @@ from policybot.core.timing import Timings
 from policybot.events import AnswerEvent, Event, PassagesEvent, StageEvent, StandaloneEvent
 from policybot.models.llm import ChatLLM, LLMUsage
 from policybot.models.rerank import Reranker
-from policybot.schemas import Answer, Citation
+from policybot.schemas import NOT_A_QUESTION, Answer, Citation
 from policybot.settings import Settings
 
 # The answer's ``retrieved`` list (for evaluation) holds this many chunks.
@@ -360,7 +359,7 @@ class AnswerPipeline:
             answer=reply,
             mode="refused",
             refused=True,
-            refusal_reason=SOCIAL_REASON,
+            refusal_reason=NOT_A_QUESTION,
             citations=[],
             profile=self.parts.profile,
             llm_model=self.llm.name if self.llm else None,
@@ -421,7 +420,7 @@ def goes_on(question: str) -> bool:
     return carries_on(question) or adds_to_story(question)
 
 
-def _needs_context(lists: RankedLists, carrying_on: bool = False) -> bool:
+def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     """Whether a question that may lean on the previous one (query 0: the two joined; query 1:
     the question alone) does. Always when its own words say it goes on from the turn before
     (``goes_on``: "and the cash that was in it?", "and what about subsidence?", "I only told the bank
@@ -429,7 +428,7 @@ def _needs_context(lists: RankedLists, carrying_on: bool = False) -> bool:
     BM25 agree on its best passage: "My son broke the TV, is that covered?"), nor when the joined
     search finds nothing closer in meaning than the question alone does."""
     joined, alone = lists.get(ListKey("dense", 0)) or [], lists.get(ListKey("dense", 1)) or []
-    if carrying_on:
+    if said_to_go_on:
         return bool(joined)
     alone_lexical = lists.get(ListKey("lexical", 1)) or []
     if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:

@@ -4,7 +4,7 @@ A citizen at a kiosk says thank you; searched as a question, "thank you" found p
 adjusting sums insured, shown under "Your documents may not say this directly", and "ok thanks"
 after a question was searched with that question and answered it again. Such a turn gets a short
 kind word back and nothing is searched; it is reported as not answered from the documents
-(``refused``, reason ``not a question``), so the JSON, the evaluation and the exports read it as what it
+(``refused``, reason ``schemas.NOT_A_QUESTION``), so the JSON, the evaluation and the exports read it as what it
 is. It is skipped as context too: "thanks" and then "and the cash that was in it?" goes on from the
 question before the thanks.
 
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import re
 
-from policybot.schemas import NOT_A_QUESTION
-
 THANKS = "You're welcome. Ask another question about your documents whenever you like."
 HELLO = (
     "Hello. Ask me about your documents in your own words: for example what is covered, what is not, "
@@ -27,17 +25,19 @@ HELLO = (
 )
 GOODBYE = "Goodbye. Come back with any other question about your documents."
 NOTED = "Ask another question about your documents whenever you like."
-REASON = NOT_A_QUESTION
 
-_KINDS = (  # the first kind a turn holds a word of decides the reply
-    (THANKS, "thanks thank thankyou thx ty cheers ta appreciated appreciate grateful"),
-    (GOODBYE, "bye goodbye byebye later farewell goodnight"),
-    (HELLO, "hi hello hey hiya howdy greetings morning afternoon evening"),
-    (
-        NOTED,
-        "ok okay k kk great cool perfect fine nice good brilliant lovely excellent awesome understood "
-        "right alright gotcha noted sure",
-    ),
+_KINDS = tuple(  # the first kind a turn holds a word of decides the reply
+    (reply, frozenset(words.split()))
+    for reply, words in (
+        (THANKS, "thanks thank thankyou thx ty cheers ta appreciated appreciate grateful"),
+        (GOODBYE, "bye goodbye byebye later farewell goodnight"),
+        (HELLO, "hi hello hey hiya howdy greetings morning afternoon evening"),
+        (
+            NOTED,
+            "ok okay k kk great cool perfect fine nice good brilliant lovely excellent awesome understood "
+            "right alright gotcha noted sure",
+        ),
+    )
 )
 # Words that only fill the social words out: "thank you so much for your help", "got it", "see you".
 _FILLER = frozenset(
@@ -55,7 +55,6 @@ def social_reply(turn: str) -> str | None:
     words = _WORD.findall(text)
     if not words:  # a thumbs-up, "!!!"
         return NOTED
-    kinds = [(reply, set(vocabulary.split())) for reply, vocabulary in _KINDS]
-    if any(w not in _FILLER and not any(w in v for _, v in kinds) for w in words):
+    if any(w not in _FILLER and not any(w in vocabulary for _, vocabulary in _KINDS) for w in words):
         return None
-    return next((reply for reply, vocabulary in kinds if vocabulary & set(words)), None)
+    return next((reply for reply, vocabulary in _KINDS if vocabulary.intersection(words)), None)
