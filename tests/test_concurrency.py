@@ -22,6 +22,11 @@ QUESTIONS = [
 ]
 
 
+def _one_paragraph(folder):
+    """A one-page document to change a library with: any ingest or delete makes a new generation."""
+    return pdfs.simple_pdf(folder / "bikes.pdf", ["The excess for bicycles is fifty dollars."], heading="Bicycles")
+
+
 def test_questions_from_many_threads_while_a_document_is_ingested(tmp_path):
     bot = PolicyBot(make_settings(sample_home(tmp_path / "home"), llm_mode="off"))
     extra = [pdfs.sample_policy(tmp_path / f"acme-{i}.pdf") for i in range(2)]
@@ -65,8 +70,7 @@ def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
     bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     names_before = [k for k in bot.components._built if k.startswith("names@")]
     assert len(names_before) == 1
-    small = pdfs.simple_pdf(tmp_path / "bikes.pdf", ["The excess for bicycles is fifty dollars."], heading="Bicycles")
-    assert not bot.ingest([small]).failed  # any change makes a new generation
+    assert not bot.ingest([_one_paragraph(tmp_path)]).failed  # any change makes a new generation
     bot.ask("What is the definition of an 'Insured Person'?", use_llm=False)
     names_after = [k for k in bot.components._built if k.startswith("names@")]
     assert len(names_after) == 1 and names_after != names_before
@@ -75,7 +79,7 @@ def test_caches_of_earlier_library_generations_are_dropped(tmp_path):
 def test_a_serving_process_prepares_the_changed_library_in_the_background(tmp_path):
     """After an ingest or a delete, the app's next question finds this generation's BM25 shards
     and library-wide calibration built already; a one-shot CLI run builds nothing extra."""
-    small = pdfs.simple_pdf(tmp_path / "bikes.pdf", ["The excess for bicycles is fifty dollars."], heading="Bicycles")
+    small = _one_paragraph(tmp_path)
     cli = PolicyBot(make_settings(tmp_path / "cli", llm_mode="off"))
     assert not cli.ingest([small]).failed
     assert cli.preparing is None
