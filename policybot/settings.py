@@ -169,6 +169,12 @@ class Settings(BaseSettings):
         "as section headings. Off: on contracts it split chunks and cost retrieval "
         "(eval/decisions/2026-11-25-run-in-headings.md).",
     )
+    plain_headings: bool = Field(
+        True,
+        description="Also take short unnumbered lines set apart by type ('Making a claim', 'General conditions': "
+        "larger than the body, or bold and a block of their own) as section headings, where a document sets at "
+        "least three (eval/decisions/2026-11-29-plain-headings.md).",
+    )
     clause_titles: bool = Field(
         True,
         description="Index each chunk under the run-in clause titles it holds ('12.1 Agency; 12.2 Assignment'), "

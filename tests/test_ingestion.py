@@ -204,6 +204,46 @@ def test_a_chunk_is_indexed_under_the_clause_titles_it_holds(tmp_path):
     assert all(r.index_text.split("\n")[0].endswith("ARTICLE 12 MISCELLANEOUS") for r in plain)
 
 
+def travel_wording_pdf(path):
+    """A travel wording whose numbered sections are followed, in the same type, by unnumbered ones."""
+    b = pdfs.PdfBuilder()
+    b.heading("Section 1 - Personal belongings")
+    b.paragraph("We will not pay for theft unless reported to the local police within 24 hours of discovery.")
+    b.heading("Section 2 - Personal liability")
+    b.paragraph("You must not admit liability or offer any payment without our written consent.")
+    b.heading("General conditions")
+    b.paragraph("Cover under this policy ends on the date you change your country of residence.")
+    b.heading("Making a claim")
+    b.paragraph("You must tell us about any incident that may lead to a claim within 31 days of your return home.")
+    b.heading("Complaints")
+    b.paragraph("If we cannot resolve your complaint within eight weeks you may refer it to the Ombudsman.")
+    return b.save(path)
+
+
+def test_unnumbered_headings_file_their_clauses_and_a_citation_names_them(tmp_path):
+    """The claims condition after "Making a claim" was filed, indexed and cited under "Section 2 -
+    Personal liability", with the heading glued into its quote ("Making a claim You must tell us…")."""
+    from tests.conftest import NO_OLLAMA, make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", ollama_host=NO_OLLAMA))
+    outcome = bot.ingest_file(travel_wording_pdf(tmp_path / "travel.pdf"))
+    assert outcome.status == "ingested" and outcome.sections == 5, outcome.message
+    c = bot.components
+    rows = c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"]).values()
+    claim = next(r for r in rows if "31 days" in r.text)
+    assert claim.section == "Making a claim" and claim.text.startswith("Making a claim\nYou must tell us")
+    answer = bot.ask("How long have I got to tell the insurer about something that happened on my trip?")
+    first = answer.citations[0]
+    assert first.section == "Making a claim" and first.quote.startswith("You must tell us"), answer.citations
+    assert "|ph1" in chunking_signature(c.settings, c.chunker)
+    off = c.settings.model_copy(update={"plain_headings": False})
+    assert "|ph1" not in chunking_signature(off, c.chunker)
+    from policybot.ingestion.pdf import find_sections
+
+    lines = find_sections(read_pdf(tmp_path / "travel.pdf", sections=False), plain_headings=False).lines
+    assert [line.section for line in lines if "31 days" in line.text] == ["Section 2 - Personal liability"]  # off
+
+
 def exclusions_pdf(path):
     """A list longer than one small chunk, introduced by a lead-in that only the first chunk holds."""
     b = pdfs.PdfBuilder()

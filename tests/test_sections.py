@@ -197,3 +197,118 @@ def test_clause_titles_count_only_where_the_text_numbers_several():
     assert titles[:5] == ["12.1 Agency", None, "12.2 Assignment", None, "12.3 Notices"]
     assert titles[5] == "7.1 Term"
     assert clause_titles(["1. Payment. We pay within 30 days.", "Other text."]) == [None, None]
+
+
+# --- unnumbered headings ("Making a claim", "General conditions") ----------------------------------
+
+
+@dataclass
+class B:
+    """A line with its type and its text block, as PyMuPDF reads them."""
+
+    text: str
+    size: float = 10.0
+    bold: bool = False
+    block: int = -1
+    page: int = 1
+
+
+def _travel_wording() -> list[B]:
+    """A travel wording's shape: numbered sections and, in the same type, unnumbered ones; the
+    claims condition under "Making a claim" must not be filed under "Section 6"."""
+    head = dict(size=13.0, bold=True)
+    return [
+        B("TRAVEL INSURANCE POLICY WORDING", **head, block=0),
+        B("Definitions", **head, block=1),
+        B("Valuables means jewellery, watches and mobile phones.", block=2),
+        B("Section 1 - Personal belongings", **head, block=3),
+        B("We will not pay for theft unless reported to the local police within 24 hours.", block=4),
+        B("Section 2 - Personal liability", **head, block=5),
+        B("You must not admit liability without our written consent.", block=6),
+        B("General conditions", **head, block=7),
+        B("Cover ends on the date you change your country of residence.", block=8),
+        B("Making a claim", **head, block=9),
+        B("Tell us within 31 days of your return home.", block=10),
+        B("Complaints", **head, block=11),
+        B("Write to our Customer Relations Manager.", block=12),
+        B("EXHIBIT A", **head, block=13),
+        B("CLAIM FORM", **head, block=14),
+        B("Your name:", block=15),
+    ]
+
+
+def test_unnumbered_headings_in_the_type_of_numbered_ones_start_sections():
+    lines = _travel_wording()
+    paths = from_patterns(lines, run_in_headings=False, plain_headings=True).paths
+    assert paths[2] == "" and paths[4] == "Section 1 - Personal belongings"  # before the first: the cover
+    assert paths[8] == "General conditions" and paths[10] == "Making a claim" and paths[12] == "Complaints"
+    assert paths[15] == "EXHIBIT A CLAIM FORM"  # a designation and its title, set on two lines
+    assert from_patterns(lines, run_in_headings=False).paths[10] == "Section 2 - Personal liability"  # switched off
+    assert detect_sections(lines, [], plain=True).paths == paths
+
+
+def test_smaller_sub_headings_and_cover_lines_cut_no_numbered_section():
+    """gov.uk's sub-headings sit inside their numbered chapter; a contract's cover lines ("Between")
+    in a larger type than its articles rank above nothing."""
+    lines = [
+        B("Between", size=16.0, bold=True, block=0),
+        B("ACME LIMITED", size=16.0, bold=True, block=1),
+        B("And", size=16.0, bold=True, block=2),
+        B("1. Overview", size=14.0, bold=True, block=3),
+        B("You must pay your employees through payroll.", block=4),
+        B("Late reporting", size=12.0, bold=True, block=5),
+        B("HMRC may charge you a penalty.", block=6),
+        B("Statutory pay", size=12.0, bold=True, block=7),
+        B("You may have to pay statutory sick pay.", block=8),
+        B("Expenses", size=12.0, bold=True, block=9),
+        B("2. Deductions", size=14.0, bold=True, block=10),
+        B("You must deduct tax.", block=11),
+    ]
+    paths = from_patterns(lines, run_in_headings=False, plain_headings=True).paths
+    assert paths == from_patterns(lines, run_in_headings=False).paths
+    assert paths[6] == "1. Overview" and paths[11] == "2. Deductions" and paths[0] == ""
+
+
+def test_without_numbering_the_larger_type_ranks_higher_and_a_lone_title_is_no_section():
+    lines = [
+        B("Acme Privacy Notice", size=20.0, bold=True, block=0),
+        B("What we collect", size=14.0, bold=True, block=1),
+        B("Account details", size=12.0, bold=True, block=2),
+        B("Your name and email address.", block=3),
+        B("Usage data", size=12.0, bold=True, block=4),
+        B("Pages you visit.", block=5),
+        B("How we use it", size=14.0, bold=True, block=6),
+        B("To run the service.", block=7),
+        B("Who we share it with", size=14.0, bold=True, block=8),
+        B("Our payment processor.", block=9),
+        B("Cookies", size=12.0, bold=True, block=10),
+        B("Small files on your device.", block=11),
+    ]
+    paths = from_patterns(lines, run_in_headings=False, plain_headings=True).paths
+    assert paths[0] == ""  # the document's title: a type used once is no level of sections
+    assert paths[3] == "What we collect > Account details" and paths[5] == "What we collect > Usage data"
+    assert paths[7] == "How we use it" and paths[11] == "Who we share it with > Cookies"
+    assert from_patterns(lines[:8], run_in_headings=False, plain_headings=True).paths == [""] * 8  # two of each
+
+
+def test_what_is_not_an_unnumbered_heading():
+    """Body type, a sentence, a lead-in, a bold term that opens its definition in the same block, a
+    title a numbered heading already took, and a document with fewer than three such lines."""
+    lines = [
+        B("Section 1 Cover", size=13.0, bold=True, block=0),
+        B("We will pay for:", size=13.0, bold=True, block=1),  # a lead-in, not a heading
+        B("Theft from the home.", size=13.0, bold=True, block=2),  # a sentence
+        B("Home", bold=True, block=3),  # a bold term in its definition's block
+        B("means the private dwelling.", block=3),
+        B("just a line in body type", block=4),
+        B("ARTICLE I", size=13.0, bold=True, block=5),
+        B("DEFINITIONS", size=13.0, bold=True, block=6),  # the article's title, on the next line
+        B("Terms used here.", block=7),
+        B("Exclusions", size=13.0, bold=True, block=8),
+        B("We do not cover wear and tear.", block=9),
+    ]
+    paths = from_patterns(lines, run_in_headings=False, plain_headings=True).paths
+    assert paths[1:6] == ["Section 1 Cover"] * 5 and paths[8] == "Section 1 Cover > ARTICLE I DEFINITIONS"
+    assert paths[10] == paths[8]  # "Exclusions" alone: an unnumbered heading counts only with two more
+    few = [B("Section 1 Cover", size=13.0, bold=True, block=0), B("Exclusions", size=13.0, bold=True, block=1)]
+    assert from_patterns(few, run_in_headings=False, plain_headings=True).paths == ["Section 1 Cover"] * 2

@@ -186,7 +186,13 @@ GRID = list(CONFIGS)
 _INDEX_KEYS = ("chunker", "chunk_scope", "contextual_header", "semantic_merge_tokens", "profile")
 # Index settings added later: they enter the cache key only when not at their default, so the
 # indexes already built stay valid.
-_LATER_INDEX_KEYS = {"run_in_headings": False, "vector_header": True, "clause_titles": True, "list_lead_ins": False}
+_LATER_INDEX_KEYS = {
+    "run_in_headings": False,
+    "vector_header": True,
+    "clause_titles": True,
+    "list_lead_ins": False,
+    "plain_headings": False,
+}
 
 
 def index_home(cache: Path, dataset: Dataset, settings: Settings) -> Path:
@@ -220,6 +226,7 @@ _REPORTED_SETTINGS = (
     "contextual_header",
     "semantic_merge_tokens",
     "run_in_headings",
+    "plain_headings",
     "clause_titles",
     "list_lead_ins",
     "rrf_k",

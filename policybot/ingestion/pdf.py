@@ -302,10 +302,12 @@ def read_pdf(
     return find_sections(parsed) if sections else parsed
 
 
-def find_sections(parsed: ParsedDocument, run_in_headings: bool = False) -> ParsedDocument:
+def find_sections(
+    parsed: ParsedDocument, run_in_headings: bool = False, plain_headings: bool = False
+) -> ParsedDocument:
     """Label every line with its section path (from the outline, else from numbered or styled
-    headings, and run-in headings when asked); an outline's root names the document."""
-    result = detect_sections(parsed.lines, parsed.toc, run_in_headings)
+    headings, and run-in or unnumbered headings when asked); an outline's root names the document."""
+    result = detect_sections(parsed.lines, parsed.toc, run_in_headings, plain_headings)
     for line, section in zip(parsed.lines, result.paths):
         line.section = section
     parsed.sections_found, parsed.section_source = result.headings, result.source

@@ -80,6 +80,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
         + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
         + ("|gl2" if settings.term_glosses and settings.contextual_header else "")
+        + ("|ph1" if settings.plain_headings else "")  # unnumbered headings start sections
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
@@ -128,11 +129,12 @@ class Reader:
 class SectionFinder:
     """Every line labelled with its section path; an outline's root names the document."""
 
-    def __init__(self, run_in_headings: bool = False) -> None:
+    def __init__(self, run_in_headings: bool = False, plain_headings: bool = False) -> None:
         self.run_in_headings = run_in_headings
+        self.plain_headings = plain_headings
 
     def run(self, parsed: ParsedDocument, progress: ProgressFn) -> ParsedDocument:
-        found = find_sections(parsed, self.run_in_headings)
+        found = find_sections(parsed, self.run_in_headings, self.plain_headings)
         progress(Progress(parsed.file_name, "sections", found.sections_found, found.sections_found))
         return found
 
@@ -265,7 +267,7 @@ class IngestPipeline:
         self.parts = parts
         s = parts.settings
         self.reader = Reader(s, parts.ocr)
-        self.sections = SectionFinder(s.run_in_headings)
+        self.sections = SectionFinder(s.run_in_headings, s.plain_headings)
         self.chunks = ChunkStage(s, parts.chunker)
         self.embed = EmbedStage(parts.embedder, with_header=parts.settings.vector_header)
         self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)

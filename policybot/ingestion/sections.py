@@ -101,6 +101,119 @@ def run_in_heading(text: str) -> tuple[str, str] | None:
     return ("number" if depth == 1 else f"dotted{depth}"), f"{printed} {title}"
 
 
+# An unnumbered heading ("Making a claim", "What is not covered", "Information we collect"): a short
+# line that starts in capitals, ends in no sentence punctuation, and is set apart by type: larger than
+# the body, or bold and a text block of its own (a bold term that opens its definition shares the
+# definition's block). Kept only where the document sets at least three lines so.
+MAX_PLAIN_HEADING_WORDS = 10
+MIN_PLAIN_HEADINGS = 3
+
+
+def plain_heading(line: HeadingLine, body_size: float, alone: bool) -> bool:
+    """Whether a line without numbering reads as a heading (``alone``: the line is a text block of
+    its own, nothing before or after it in the same block)."""
+    text = line.text.strip()
+    words = text.split()
+    if not words or len(words) > MAX_PLAIN_HEADING_WORDS or len(text) > MAX_HEADING_CHARS:
+        return False
+    if not text[0].isupper() or text[-1] in ".,;:-–—" or _CONTENTS_ENTRY.search(text) or heading_kind(text):
+        return False
+    if sum(c.isalpha() for c in text) < 3:
+        return False
+    return line.size >= body_size + 0.9 or (line.bold and alone)
+
+
+def _plain_headings(lines: Sequence[HeadingLine], body_size: float) -> set[int]:
+    """The lines read as unnumbered headings, when the document sets at least three of them."""
+    found = set()
+    for i, line in enumerate(lines):
+        block = getattr(line, "block", -1)
+        alone = block >= 0 and all(
+            getattr(lines[j], "block", -1) != block or lines[j].page != line.page
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(lines)
+        )
+        if plain_heading(line, body_size, alone):
+            found.add(i)
+    return found if len(found) >= MIN_PLAIN_HEADINGS else set()
+
+
+Style = tuple[float, bool]  # a line's type: size (rounded), bold
+
+
+def _style(line: HeadingLine) -> Style:
+    return round(line.size, 1), bool(line.bold)
+
+
+_DESIGNATION = re.compile(r"\b(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)\.?$")
+
+
+def _goes_on(first: HeadingLine, second: HeadingLine) -> bool:
+    """Whether a heading line is continued by the next one: wrapped in the same text block, or a
+    bare designation ("EXHIBIT A", "Schedule 2") whose title is set on the next line."""
+    block = getattr(first, "block", -1)
+    same_block = block >= 0 and block == getattr(second, "block", -1) and first.page == second.page
+    return same_block or bool(_DESIGNATION.search(first.text.strip()))
+
+
+def plain_starts(
+    lines: Sequence[HeadingLine], body_size: float, numbered: dict[int, tuple[int, str]]
+) -> list[tuple[int, float, str]]:
+    """Unnumbered headings as section starts (line, level, title). ``numbered``: the numbered
+    headings found (line -> level, title).
+
+    Where a document numbers its headings, an unnumbered one counts only after the first numbered
+    one and in the type of a numbered one, and takes its level ("General conditions" and "Making a
+    claim" after "Section 6 - Personal liability"). Before the first numbered heading stand the
+    cover lines ("Between", a party's name, "RECITALS"); a smaller type is a sub-heading inside its
+    section (gov.uk's sub-headings stay in their chapter). Without numbered headings, a type counts
+    where the document sets at least three headings in it, and the larger type ranks higher."""
+    kept = _plain_titles(lines, body_size, numbered)
+    kind_level: dict[Style, int] = {}
+    for i, (kind, _) in sorted(numbered.items()):
+        kind_level[_style(lines[i])] = min(kind, kind_level.get(_style(lines[i]), kind))
+    styles = [_style(lines[i]) for i in kept]
+    first_numbered = min(numbered, default=-1)
+    starts: list[tuple[int, float, str]] = []
+    for i, title in sorted(kept.items()):
+        style = _style(lines[i])
+        level: float
+        if kind_level:
+            if style not in kind_level or i < first_numbered:
+                continue
+            level = kind_level[style]
+        elif styles.count(style) >= MIN_PLAIN_HEADINGS:
+            level = -style[0] / 1000 - (0.0001 if style[1] else 0)  # the larger type ranks higher
+        else:
+            continue
+        starts.append((i, level, _clean_title(title)))
+    return starts
+
+
+def _plain_titles(
+    lines: Sequence[HeadingLine], body_size: float, numbered: dict[int, tuple[int, str]]
+) -> dict[int, str]:
+    """The unnumbered headings' lines and titles. A title wrapped onto a second line, or a
+    designation and its title set on two ("EXHIBIT A" / "PRICES"), is one heading; a line that a
+    numbered heading took as its title ("ARTICLE I" / "DEFINITIONS") starts nothing of its own."""
+    found = [
+        i
+        for i in sorted(_plain_headings(lines, body_size) - set(numbered))
+        if not (i - 1 in numbered and alnum(lines[i].text) in alnum(numbered[i - 1][1]))
+    ]
+    heads = sorted({*found, *numbered})
+    titles: dict[int, str] = {}
+    for i in found:
+        before = max((h for h in heads if h < i), default=None)
+        if before == i - 1 and _style(lines[i - 1]) == _style(lines[i]) and _goes_on(lines[i - 1], lines[i]):
+            if before in titles:
+                titles[before] = f"{titles[before]} {lines[i].text.strip()}"
+                titles[i] = ""
+            continue  # also the rest of a numbered title
+        titles.setdefault(i, lines[i].text.strip())
+    return {i: t for i, t in titles.items() if t}
+
+
 def _styled_as_heading(line: HeadingLine, body_size: float, text: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     all_caps = len(letters) >= 4 and all(c.isupper() for c in letters)
@@ -217,10 +330,12 @@ def clause_titles(texts: Sequence[str]) -> list[str | None]:
     return [kept[i][1] if i in kept else None for i in range(len(texts))]
 
 
-def from_patterns(lines: Sequence[HeadingLine], run_in_headings: bool = True) -> SectionResult:
+def from_patterns(
+    lines: Sequence[HeadingLine], run_in_headings: bool = True, plain_headings: bool = False
+) -> SectionResult:
     body = body_font_size(lines)
     level_of_kind: dict[str, int] = {}
-    starts: list[tuple[int, int, str]] = []
+    starts: list[tuple[int, float, str]] = []
     run_in = _run_in_headings(lines) if run_in_headings else {}
     for i, line in enumerate(lines):
         found = heading_kind(line.text)
@@ -237,12 +352,14 @@ def from_patterns(lines: Sequence[HeadingLine], run_in_headings: bool = True) ->
                 title = f"{title} {nxt.text.strip()}"
         level = level_of_kind.setdefault(kind, len(level_of_kind) + 1)
         starts.append((i, level, _clean_title(title)))
+    if plain_headings:
+        starts += plain_starts(lines, body, {i: (int(level), title) for i, level, title in starts})
     return SectionResult(_paths_from_starts(len(lines), starts), len(starts), "patterns" if starts else "none")
 
 
-def _paths_from_starts(n_lines: int, starts: list[tuple[int, int, str]]) -> list[str]:
+def _paths_from_starts(n_lines: int, starts: Sequence[tuple[int, float, str]]) -> list[str]:
     paths = [""] * n_lines
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[float, str]] = []
     boundaries = sorted(starts, key=lambda s: s[0])
     b = 0
     current = ""
@@ -258,11 +375,13 @@ def _paths_from_starts(n_lines: int, starts: list[tuple[int, int, str]]) -> list
     return paths
 
 
-def detect_sections(lines: Sequence[HeadingLine], toc: Sequence[Sequence], run_in: bool = False) -> SectionResult:
+def detect_sections(
+    lines: Sequence[HeadingLine], toc: Sequence[Sequence], run_in: bool = False, plain: bool = False
+) -> SectionResult:
     """Section path for every line: outline first, heading patterns otherwise (``run_in``: run-in
-    headings in body type too)."""
+    headings in body type too; ``plain``: unnumbered headings set apart by type too)."""
     if len(toc) >= 2:
         result = from_outline(lines, toc)
         if result.headings:
             return result
-    return from_patterns(lines, run_in)
+    return from_patterns(lines, run_in, plain)
