@@ -127,15 +127,18 @@ def _plain_headings(lines: Sequence[HeadingLine], body_size: float) -> set[int]:
     """The lines read as unnumbered headings, when the document sets at least three of them."""
     found = set()
     for i, line in enumerate(lines):
-        block = getattr(line, "block", -1)
-        alone = block >= 0 and all(
-            getattr(lines[j], "block", -1) != block or lines[j].page != line.page
-            for j in (i - 1, i + 1)
-            if 0 <= j < len(lines)
+        alone = getattr(line, "block", -1) >= 0 and not any(
+            _same_block(line, lines[j]) for j in (i - 1, i + 1) if 0 <= j < len(lines)
         )
         if plain_heading(line, body_size, alone):
             found.add(i)
     return found if len(found) >= MIN_PLAIN_HEADINGS else set()
+
+
+def _same_block(a: HeadingLine, b: HeadingLine) -> bool:
+    """Whether two lines come from one PyMuPDF text block (lines without one never do)."""
+    block = getattr(a, "block", -1)
+    return block >= 0 and block == getattr(b, "block", -1) and a.page == b.page
 
 
 Style = tuple[float, bool]  # a line's type: size (rounded), bold
@@ -151,9 +154,7 @@ _DESIGNATION = re.compile(r"\b(?:\d+(?:\.\d+)*|[A-Z]|[IVXLC]+)\.?$")
 def _goes_on(first: HeadingLine, second: HeadingLine) -> bool:
     """Whether a heading line is continued by the next one: wrapped in the same text block, or a
     bare designation ("EXHIBIT A", "Schedule 2") whose title is set on the next line."""
-    block = getattr(first, "block", -1)
-    same_block = block >= 0 and block == getattr(second, "block", -1) and first.page == second.page
-    return same_block or bool(_DESIGNATION.search(first.text.strip()))
+    return _same_block(first, second) or bool(_DESIGNATION.search(first.text.strip()))
 
 
 def plain_starts(
@@ -201,13 +202,12 @@ def _plain_titles(
         for i in sorted(_plain_headings(lines, body_size) - set(numbered))
         if not (i - 1 in numbered and alnum(lines[i].text) in alnum(numbered[i - 1][1]))
     ]
-    heads = sorted({*found, *numbered})
+    heads = {*found, *numbered}
     titles: dict[int, str] = {}
     for i in found:
-        before = max((h for h in heads if h < i), default=None)
-        if before == i - 1 and _style(lines[i - 1]) == _style(lines[i]) and _goes_on(lines[i - 1], lines[i]):
-            if before in titles:
-                titles[before] = f"{titles[before]} {lines[i].text.strip()}"
+        if i - 1 in heads and _style(lines[i - 1]) == _style(lines[i]) and _goes_on(lines[i - 1], lines[i]):
+            if i - 1 in titles:
+                titles[i - 1] = f"{titles[i - 1]} {lines[i].text.strip()}"
                 titles[i] = ""
             continue  # also the rest of a numbered title
         titles.setdefault(i, lines[i].text.strip())
