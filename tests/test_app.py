@@ -903,6 +903,12 @@ def test_kiosk_admin_locks_again_after_its_maximum_time(monkeypatch, sample_home
 
 
 def test_kiosk_pin_guesses_back_off_across_sessions(monkeypatch, tmp_path):
+    """The gate's clock stands still: the back-off is checked by its rules, not by how fast this
+    machine runs (on a loaded one, the 5 s wait had passed before the right PIN was typed)."""
+    import app_pages.state as app_state
+    from policybot.display.kiosk import PinGate
+
+    monkeypatch.setattr(app_state, "PinGate", lambda pin, **kwargs: PinGate(pin, clock=lambda: 1000.0, **kwargs))
     use_home(monkeypatch, small_home(tmp_path), POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_PIN="4321")
     at = start()
     errors = []
