@@ -175,6 +175,13 @@ class Settings(BaseSettings):
         "larger than the body, or bold and a block of their own) as section headings, where a document sets at "
         "least three (eval/decisions/2026-11-29-plain-headings.md).",
     )
+    heading_breaks: bool = Field(
+        False,
+        description="Set a blank line around the lines read as unnumbered headings in a chunk's text, so a quote "
+        "never runs a heading into the sentence after it ('Inheritance Tax You may have to pay…'). Off: a gov.uk "
+        "sub-heading such as 'If you get benefits' is then no longer read as the condition of the text under it, "
+        "and uk-gov-schemes stated .43 of its conditions against .59 (eval/decisions/2026-11-29-plain-headings.md).",
+    )
     clause_titles: bool = Field(
         True,
         description="Index each chunk under the run-in clause titles it holds ('12.1 Agency; 12.2 Assignment'), "

@@ -114,3 +114,18 @@ def test_segments_follow_sections_across_pages():
     assert segs[0].page_at(0) == 1 and segs[0].page_at(segs[0].text.index("two")) == 2
     assert segs[1].kind == "table"
     assert "soft hyphen" in segs[2].text.replace("\u00ad", "")
+
+
+def test_a_line_read_as_a_heading_stands_between_blank_lines():
+    lines = [
+        Line("1. Overview", 1, section="1. Overview"),
+        Line("You don't usually pay tax on what you inherit.", 1, section="1. Overview"),
+        Line("Inheritance Tax", 1, section="1. Overview", heading=True),
+        Line("You may have to pay Inheritance Tax on money", 1, section="1. Overview"),
+        Line("you inherit.", 1, section="1. Overview"),
+    ]
+    [segment] = segments_of(lines)
+    assert segment.text == (
+        "1. Overview\nYou don't usually pay tax on what you inherit.\n\nInheritance Tax\n\n"
+        "You may have to pay Inheritance Tax on money\nyou inherit."
+    )

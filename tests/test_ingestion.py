@@ -244,6 +244,42 @@ def test_unnumbered_headings_file_their_clauses_and_a_citation_names_them(tmp_pa
     assert [line.section for line in lines if "31 days" in line.text] == ["Section 2 - Personal liability"]  # off
 
 
+def guide_pdf(path):
+    """A gov.uk-style guide: numbered chapters, and smaller unnumbered sub-headings inside them."""
+    b = pdfs.PdfBuilder()
+    b.heading("1. Overview", size=14)
+    b.paragraph("You don't usually pay tax on anything you inherit at the time you inherit it.")
+    b.heading("Inheritance Tax", size=12)
+    b.paragraph("You may have to pay Inheritance Tax on money and shares you inherit if the estate cannot pay it.")
+    b.heading("Income Tax", size=12)
+    b.paragraph("You may have to pay Income Tax on rent from a property you inherit.")
+    b.heading("Capital Gains Tax", size=12)
+    b.paragraph("You may have to pay Capital Gains Tax if you later sell shares you inherit.")
+    b.heading("2. Money and shares", size=14)
+    b.paragraph("The estate of the person who died usually pays any tax due on money and shares.")
+    return b.save(path)
+
+
+def test_a_sub_heading_stands_apart_in_the_chunk_and_never_runs_into_a_quote(tmp_path):
+    """With ``heading_breaks`` (off by default), gov.uk's sub-headings stay inside their chapter (no new
+    section) between blank lines, so the answer quotes "You may have to pay Inheritance Tax…", not
+    "Inheritance Tax You may have to pay…"."""
+    from policybot.ingestion.pdf import find_sections
+    from tests.conftest import NO_OLLAMA, make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", ollama_host=NO_OLLAMA, heading_breaks=True))
+    assert bot.ingest_file(guide_pdf(tmp_path / "guide.pdf")).sections == 2
+    c = bot.components
+    rows = c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"]).values()
+    overview = next(r for r in rows if r.section == "1. Overview")
+    assert "inherit it.\n\nInheritance Tax\n\nYou may have to pay Inheritance Tax" in overview.text
+    answer = bot.ask("Do I have to pay inheritance tax on money and shares I inherit?")
+    assert answer.citations[0].quote.startswith("You may have to pay Inheritance Tax on money"), answer.citations
+    assert "|hb1" in chunking_signature(c.settings, c.chunker)
+    parsed = find_sections(read_pdf(tmp_path / "guide.pdf", sections=False), plain_headings=True)
+    assert not any(line.heading for line in parsed.lines)  # switched off (heading_breaks): no marks
+
+
 def exclusions_pdf(path):
     """A list longer than one small chunk, introduced by a lead-in that only the first chunk holds."""
     b = pdfs.PdfBuilder()

@@ -306,3 +306,27 @@ def test_a_sentence_that_reads_on_from_the_chosen_one_comes_with_it():
         "20 days after receiving a written request from the other."
     )
     assert "umpire" not in shown  # the sentence after does not refer back: not brought
+
+
+INHERIT = (
+    "You don't usually pay tax on anything you inherit at the time you inherit it.\n"
+    "Inheritance Tax\n\n"
+    "You may have to pay Inheritance Tax on money and shares you inherit if the deceased's estate cannot\n"
+    "or does not pay.\n"
+    "What is not covered\n\n"
+    "(a) Shares held in an ISA.\n"
+    "(b) Money paid out of a pension."
+)
+
+
+def test_a_heading_standing_apart_is_never_run_into_a_quote_nor_quoted_alone():
+    """A line the reader took for a heading stands between blank lines in a chunk's text: the quote
+    is the sentence after it, not "Inheritance Tax You may have to pay…", and the heading alone is
+    never the quote even where it matches the question best."""
+    quote = choose_quote(INHERIT, words_score("inheritance", "tax", "money", "shares"))
+    assert quote.text(INHERIT).startswith("You may have to pay Inheritance Tax on money")
+    only_heading = choose_quote(INHERIT, lambda unit: 1.0 if unit == "Inheritance Tax" else 0.0)
+    assert not INHERIT[only_heading.start : only_heading.end].startswith("Inheritance Tax")
+    item = choose_quote(INHERIT, words_score("pension"))  # a heading still leads in its list
+    assert item.text(INHERIT) == "What is not covered … (b) Money paid out of a pension."
+    assert "Inheritance Tax" in [INHERIT[s:e] for s, e in quote_units(INHERIT)]  # a unit of its own

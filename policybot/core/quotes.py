@@ -39,7 +39,9 @@ MAX_QUOTE_CHARS = 500
 SHORT_QUOTE_CHARS = 120
 ELLIPSIS = " … "
 # Sentence ends, and line breaks before a list item ("1.", "a)", "(c)", "-").
-_UNIT_BREAK = re.compile(r"(?<=[.;:!?])\s+|\n(?=\s*(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•]))")
+# A blank line stands around a line the reader took for a heading ("Inheritance Tax"): a break too.
+_UNIT_BREAK = re.compile(r"(?<=[.;:!?])\s+|\n[ \t]*\n\s*|\n(?=\s*(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•]))")
+_BLANK_LINE_AFTER = re.compile(r"[ \t]*\n[ \t]*\n")
 # A line that starts with a capital and ends in ":" after an unpunctuated list item opens a new list
 # ("•  died because of an accident at work" then "When they died you must have been:").
 _NEW_LIST = re.compile(r"\n(?=[A-Z][^\n]{0,120}:[ \t]*(?:\n|$))")
@@ -167,10 +169,17 @@ def is_list_item(unit: str) -> bool:
     return bool(_ITEM.match(unit))
 
 
+def is_heading_unit(text: str, s: int, e: int) -> bool:
+    """A unit that is a heading standing apart (a blank line after it, no sentence end): it can
+    lead in a list, never be quoted for itself."""
+    return text[e - 1 : e] not in ".;:!?" and bool(_BLANK_LINE_AFTER.match(text, e))
+
+
 def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
     """The quote of ``text`` that ``score`` rates best (see the module's rules)."""
     units = quote_units(text, begin) or [_trim(text, 0, len(text))]
-    best = max(range(len(units)), key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
+    quotable = [i for i, (s, e) in enumerate(units) if not is_heading_unit(text, s, e)] or list(range(len(units)))
+    best = max(quotable, key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
     start, end = units[best]
     lead_in = None
     if _TABLE_ROW.match(text, start):  # a table row: under its table's header row
@@ -238,7 +247,11 @@ def _reads_on(text: str, units: list[tuple[int, int]], i: int) -> bool:
 def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: int = 0) -> tuple[Quote, float] | None:
     """The passage's best quote apart from ``first`` (by the same rules), with the score of its
     best unit; none when every unit is inside ``first`` or the quote would overlap it."""
-    units = [(s, e) for s, e in quote_units(text, begin) if e <= first.start or s >= first.end]
+    units = [
+        (s, e)
+        for s, e in quote_units(text, begin)
+        if (e <= first.start or s >= first.end) and not is_heading_unit(text, s, e)
+    ]
     if not units:
         return None
     start, end = max(units, key=lambda u: (score(text[u[0] : u[1]]), -u[0]))

@@ -192,6 +192,7 @@ _LATER_INDEX_KEYS = {
     "clause_titles": True,
     "list_lead_ins": False,
     "plain_headings": False,
+    "heading_breaks": False,
 }
 
 
@@ -227,6 +228,7 @@ _REPORTED_SETTINGS = (
     "semantic_merge_tokens",
     "run_in_headings",
     "plain_headings",
+    "heading_breaks",
     "clause_titles",
     "list_lead_ins",
     "rrf_k",

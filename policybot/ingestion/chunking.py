@@ -62,12 +62,13 @@ def segments_of(lines: Sequence[Line], by: str = "section") -> list[Segment]:
             current = Segment("", line.section)
             out.append(current)
             glue = ""
-        current.text += glue
+        heading = getattr(line, "heading", False)
+        current.text += "\n\n" if glue and heading else glue  # a heading stands apart (Line.heading)
         if not current.pages or current.pages[-1] != line.page:
             current.offsets.append(len(current.text))
             current.pages.append(line.page)
         current.text += line.text
-        glue = "" if line.joins_next else "\n"
+        glue = "\n\n" if heading else "" if line.joins_next else "\n"
     return [s for s in out if s.text.strip()]
 
 

@@ -65,6 +65,7 @@ class Line:
     y0: float = -1.0  # vertical extent on the page; -1 when unknown (tables)
     y1: float = -1.0
     block: int = -1  # the PyMuPDF text block the line came from
+    heading: bool = False  # read as an unnumbered heading: set apart from the text around it in a chunk
 
 
 @dataclass
@@ -303,13 +304,15 @@ def read_pdf(
 
 
 def find_sections(
-    parsed: ParsedDocument, run_in_headings: bool = False, plain_headings: bool = False
+    parsed: ParsedDocument, run_in_headings: bool = False, plain_headings: bool = False, heading_breaks: bool = False
 ) -> ParsedDocument:
     """Label every line with its section path (from the outline, else from numbered or styled
-    headings, and run-in or unnumbered headings when asked); an outline's root names the document."""
-    result = detect_sections(parsed.lines, parsed.toc, run_in_headings, plain_headings)
-    for line, section in zip(parsed.lines, result.paths):
+    headings, and run-in or unnumbered headings when asked); an outline's root names the document.
+    ``heading_breaks``: mark the lines read as unnumbered headings (``Line.heading``)."""
+    result = detect_sections(parsed.lines, parsed.toc, run_in_headings, plain_headings, heading_breaks)
+    for i, (line, section) in enumerate(zip(parsed.lines, result.paths)):
         line.section = section
+        line.heading = i in result.heading_lines
     parsed.sections_found, parsed.section_source = result.headings, result.source
     parsed.title = result.outline_title or parsed.title
     return parsed

@@ -81,6 +81,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
         + ("|gl2" if settings.term_glosses and settings.contextual_header else "")
         + ("|ph1" if settings.plain_headings else "")  # unnumbered headings start sections
+        + ("|hb1" if settings.heading_breaks else "")  # a blank line around unnumbered headings
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
@@ -129,12 +130,15 @@ class Reader:
 class SectionFinder:
     """Every line labelled with its section path; an outline's root names the document."""
 
-    def __init__(self, run_in_headings: bool = False, plain_headings: bool = False) -> None:
+    def __init__(
+        self, run_in_headings: bool = False, plain_headings: bool = False, heading_breaks: bool = False
+    ) -> None:
         self.run_in_headings = run_in_headings
         self.plain_headings = plain_headings
+        self.heading_breaks = heading_breaks
 
     def run(self, parsed: ParsedDocument, progress: ProgressFn) -> ParsedDocument:
-        found = find_sections(parsed, self.run_in_headings, self.plain_headings)
+        found = find_sections(parsed, self.run_in_headings, self.plain_headings, self.heading_breaks)
         progress(Progress(parsed.file_name, "sections", found.sections_found, found.sections_found))
         return found
 
@@ -267,7 +271,7 @@ class IngestPipeline:
         self.parts = parts
         s = parts.settings
         self.reader = Reader(s, parts.ocr)
-        self.sections = SectionFinder(s.run_in_headings, s.plain_headings)
+        self.sections = SectionFinder(s.run_in_headings, s.plain_headings, s.heading_breaks)
         self.chunks = ChunkStage(s, parts.chunker)
         self.embed = EmbedStage(parts.embedder, with_header=parts.settings.vector_header)
         self.probes = ProbeScorer(parts.probe_vectors, parts.embedding_model)

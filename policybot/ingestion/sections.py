@@ -123,7 +123,7 @@ def plain_heading(line: HeadingLine, body_size: float, alone: bool) -> bool:
     return line.size >= body_size + 0.9 or (line.bold and alone)
 
 
-def _plain_headings(lines: Sequence[HeadingLine], body_size: float) -> set[int]:
+def plain_heading_lines(lines: Sequence[HeadingLine], body_size: float) -> set[int]:
     """The lines read as unnumbered headings, when the document sets at least three of them."""
     found = set()
     for i, line in enumerate(lines):
@@ -158,10 +158,11 @@ def _goes_on(first: HeadingLine, second: HeadingLine) -> bool:
 
 
 def plain_starts(
-    lines: Sequence[HeadingLine], body_size: float, numbered: dict[int, tuple[int, str]]
+    lines: Sequence[HeadingLine], candidates: set[int], numbered: dict[int, tuple[int, str]]
 ) -> list[tuple[int, float, str]]:
-    """Unnumbered headings as section starts (line, level, title). ``numbered``: the numbered
-    headings found (line -> level, title).
+    """Unnumbered headings as section starts (line, level, title). ``candidates``: the lines read as
+    unnumbered headings (``plain_heading_lines``); ``numbered``: the numbered headings found (line ->
+    level, title).
 
     Where a document numbers its headings, an unnumbered one counts only after the first numbered
     one and in the type of a numbered one, and takes its level ("General conditions" and "Making a
@@ -169,7 +170,7 @@ def plain_starts(
     cover lines ("Between", a party's name, "RECITALS"); a smaller type is a sub-heading inside its
     section (gov.uk's sub-headings stay in their chapter). Without numbered headings, a type counts
     where the document sets at least three headings in it, and the larger type ranks higher."""
-    kept = _plain_titles(lines, body_size, numbered)
+    kept = _plain_titles(lines, candidates, numbered)
     kind_level: dict[Style, int] = {}
     for i, (kind, _) in sorted(numbered.items()):
         kind_level[_style(lines[i])] = min(kind, kind_level.get(_style(lines[i]), kind))
@@ -192,14 +193,14 @@ def plain_starts(
 
 
 def _plain_titles(
-    lines: Sequence[HeadingLine], body_size: float, numbered: dict[int, tuple[int, str]]
+    lines: Sequence[HeadingLine], candidates: set[int], numbered: dict[int, tuple[int, str]]
 ) -> dict[int, str]:
     """The unnumbered headings' lines and titles. A title wrapped onto a second line, or a
     designation and its title set on two ("EXHIBIT A" / "PRICES"), is one heading; a line that a
     numbered heading took as its title ("ARTICLE I" / "DEFINITIONS") starts nothing of its own."""
     found = [
         i
-        for i in sorted(_plain_headings(lines, body_size) - set(numbered))
+        for i in sorted(candidates - set(numbered))
         if not (i - 1 in numbered and alnum(lines[i].text) in alnum(numbered[i - 1][1]))
     ]
     heads = {*found, *numbered}
@@ -234,6 +235,7 @@ class SectionResult:
     headings: int  # section headings found
     source: str  # "outline", "patterns" or "none"
     outline_title: str | None = None
+    heading_lines: frozenset[int] = frozenset()  # lines read as unnumbered headings, when asked for
 
 
 def _clean_title(title: str) -> str:
@@ -331,8 +333,10 @@ def clause_titles(texts: Sequence[str]) -> list[str | None]:
 
 
 def from_patterns(
-    lines: Sequence[HeadingLine], run_in_headings: bool = True, plain_headings: bool = False
+    lines: Sequence[HeadingLine], run_in_headings: bool = True, plain_headings: bool = False, marks: bool = False
 ) -> SectionResult:
+    """Sections from numbered headings (and run-in or unnumbered ones when asked); ``marks``: also
+    report which lines read as unnumbered headings (``SectionResult.heading_lines``)."""
     body = body_font_size(lines)
     level_of_kind: dict[str, int] = {}
     starts: list[tuple[int, float, str]] = []
@@ -352,9 +356,12 @@ def from_patterns(
                 title = f"{title} {nxt.text.strip()}"
         level = level_of_kind.setdefault(kind, len(level_of_kind) + 1)
         starts.append((i, level, _clean_title(title)))
+    candidates = plain_heading_lines(lines, body) if plain_headings or marks else set()
     if plain_headings:
-        starts += plain_starts(lines, body, {i: (int(level), title) for i, level, title in starts})
-    return SectionResult(_paths_from_starts(len(lines), starts), len(starts), "patterns" if starts else "none")
+        starts += plain_starts(lines, candidates, {i: (int(level), title) for i, level, title in starts})
+    source = "patterns" if starts else "none"
+    marked = frozenset(candidates if marks else ())
+    return SectionResult(_paths_from_starts(len(lines), starts), len(starts), source, None, marked)
 
 
 def _paths_from_starts(n_lines: int, starts: Sequence[tuple[int, float, str]]) -> list[str]:
@@ -376,12 +383,17 @@ def _paths_from_starts(n_lines: int, starts: Sequence[tuple[int, float, str]]) -
 
 
 def detect_sections(
-    lines: Sequence[HeadingLine], toc: Sequence[Sequence], run_in: bool = False, plain: bool = False
+    lines: Sequence[HeadingLine],
+    toc: Sequence[Sequence],
+    run_in: bool = False,
+    plain: bool = False,
+    marks: bool = False,
 ) -> SectionResult:
     """Section path for every line: outline first, heading patterns otherwise (``run_in``: run-in
-    headings in body type too; ``plain``: unnumbered headings set apart by type too)."""
+    headings in body type too; ``plain``: unnumbered headings set apart by type too; ``marks``: the
+    unnumbered heading lines reported, where the patterns are read)."""
     if len(toc) >= 2:
         result = from_outline(lines, toc)
         if result.headings:
             return result
-    return from_patterns(lines, run_in, plain)
+    return from_patterns(lines, run_in, plain, marks)
