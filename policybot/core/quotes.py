@@ -169,7 +169,7 @@ def is_list_item(unit: str) -> bool:
     return bool(_ITEM.match(unit))
 
 
-def is_heading_unit(text: str, s: int, e: int) -> bool:
+def _is_heading_unit(text: str, s: int, e: int) -> bool:
     """A unit that is a heading standing apart (a blank line after it, no sentence end): it can
     lead in a list, never be quoted for itself."""
     return text[e - 1 : e] not in ".;:!?" and bool(_BLANK_LINE_AFTER.match(text, e))
@@ -178,7 +178,7 @@ def is_heading_unit(text: str, s: int, e: int) -> bool:
 def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
     """The quote of ``text`` that ``score`` rates best (see the module's rules)."""
     units = quote_units(text, begin) or [_trim(text, 0, len(text))]
-    quotable = [i for i, (s, e) in enumerate(units) if not is_heading_unit(text, s, e)] or list(range(len(units)))
+    quotable = [i for i, (s, e) in enumerate(units) if not _is_heading_unit(text, s, e)] or list(range(len(units)))
     best = max(quotable, key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
     start, end = units[best]
     lead_in = None
@@ -250,7 +250,7 @@ def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: i
     units = [
         (s, e)
         for s, e in quote_units(text, begin)
-        if (e <= first.start or s >= first.end) and not is_heading_unit(text, s, e)
+        if (e <= first.start or s >= first.end) and not _is_heading_unit(text, s, e)
     ]
     if not units:
         return None

@@ -62,7 +62,7 @@ def segments_of(lines: Sequence[Line], by: str = "section") -> list[Segment]:
             current = Segment("", line.section)
             out.append(current)
             glue = ""
-        heading = getattr(line, "heading", False)
+        heading = line.heading
         current.text += "\n\n" if glue and heading else glue  # a heading stands apart (Line.heading)
         if not current.pages or current.pages[-1] != line.page:
             current.offsets.append(len(current.text))
