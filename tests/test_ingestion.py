@@ -257,13 +257,16 @@ def guide_pdf(path):
     b.paragraph("You may have to pay Capital Gains Tax if you later sell shares you inherit.")
     b.heading("2. Money and shares", size=14)
     b.paragraph("The estate of the person who died usually pays any tax due on money and shares.")
+    b.heading("If the estate cannot pay", size=12)  # a condition set as a sub-heading, as gov.uk does
+    b.paragraph("You must pay the Inheritance Tax yourself within 6 months of the death.")
     return b.save(path)
 
 
 def test_a_sub_heading_stands_apart_in_the_chunk_and_never_runs_into_a_quote(tmp_path):
     """With ``heading_breaks`` (off by default), gov.uk's sub-headings stay inside their chapter (no new
     section) between blank lines, so the answer quotes "You may have to pay Inheritance Tax…", not
-    "Inheritance Tax You may have to pay…"."""
+    "Inheritance Tax You may have to pay…". A sub-heading that sets a condition ("If the estate cannot
+    pay") stays run into the sentence it governs, and the answer quotes the two together."""
     from policybot.ingestion.pdf import find_sections
     from tests.conftest import NO_OLLAMA, make_settings
 
@@ -275,6 +278,11 @@ def test_a_sub_heading_stands_apart_in_the_chunk_and_never_runs_into_a_quote(tmp
     assert "inherit it.\n\nInheritance Tax\n\nYou may have to pay Inheritance Tax" in overview.text
     answer = bot.ask("Do I have to pay inheritance tax on money and shares I inherit?")
     assert answer.citations[0].quote.startswith("You may have to pay Inheritance Tax on money"), answer.citations
+    money = next(r for r in rows if r.section == "2. Money and shares")
+    assert "money and shares.\nIf the estate cannot pay\nYou must pay the Inheritance Tax yourself" in money.text
+    answer = bot.ask("Nothing is left in my mum's estate. Do I have to pay the inheritance tax myself?")
+    quotes = [" ".join(c.quote.split()) for c in answer.citations]
+    assert "If the estate cannot pay You must pay the Inheritance Tax yourself within 6 months of the death." in quotes
     assert "|hb1" in chunking_signature(c.settings, c.chunker)
     parsed = find_sections(read_pdf(tmp_path / "guide.pdf", sections=False), plain_headings=True)
     assert not any(line.heading for line in parsed.lines)  # switched off (heading_breaks): no marks

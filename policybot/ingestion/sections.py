@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
+from policybot.core.roles import CONDITION_WORDS
 from policybot.core.text import alnum
 
 SEPARATOR = " > "
@@ -336,7 +337,10 @@ def from_patterns(
     lines: Sequence[HeadingLine], run_in_headings: bool = True, plain_headings: bool = False, marks: bool = False
 ) -> SectionResult:
     """Sections from numbered headings (and run-in or unnumbered ones when asked); ``marks``: also
-    report which lines read as unnumbered headings (``SectionResult.heading_lines``)."""
+    report which lines read as unnumbered headings (``SectionResult.heading_lines``). A heading that
+    opens with a condition ("If you get benefits", "Unless you opt out") is the lead-in of the text
+    under it, not a title set apart from it, and is not reported: it stays run into its sentence,
+    where a quote or an answer's "Depends on:" keeps it."""
     body = body_font_size(lines)
     level_of_kind: dict[str, int] = {}
     starts: list[tuple[int, float, str]] = []
@@ -360,7 +364,9 @@ def from_patterns(
     if plain_headings:
         starts += plain_starts(lines, candidates, {i: (int(level), title) for i, level, title in starts})
     source = "patterns" if starts else "none"
-    marked = frozenset(candidates if marks else ())
+    marked = (
+        frozenset(i for i in candidates if not CONDITION_WORDS.match(lines[i].text.strip())) if marks else frozenset()
+    )
     return SectionResult(_paths_from_starts(len(lines), starts), len(starts), source, None, marked)
 
 
