@@ -8,6 +8,10 @@ TORCH_SPEC ?= torch==2.13.0
 PIP_FLAGS ?= -q --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# `make test` runs the tests in one process per core (pytest-xdist), at most four: each loads its
+# own models (about 3 GB). TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= auto
+MAX_TEST_WORKERS ?= 4
 
 .PHONY: run test browser ocr install install-dev ingest eval sample-pdf clean bundle install-offline
 
@@ -76,7 +80,7 @@ test: install-dev browser ocr
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(MAX_TEST_WORKERS) --dist loadgroup
 
 # The full evaluation on every dataset found: the repo's behaviour set and ../shared/eval-data/*.
 EVAL_SETS ?= eval/datasets/sample-behaviour $(wildcard ../shared/eval-data/*/questions.jsonl)

@@ -15,6 +15,15 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One test process per core (`make test`): each computes on one thread, as the app does when
+    # serving, or two processes' thread pools fight over the same cores (measured: slower than one).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    # pytest-xdist gives its workers an 80-column terminal (COLUMNS=80); the CLI's tables and
+    # messages are read here as a pipe reads them, as in a run without workers.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 from pathlib import Path  # noqa: E402
 

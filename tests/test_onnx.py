@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from policybot.models import onnx
-from policybot.models.embeddings import Embedder, choose_backend
+from policybot.models.embeddings import Embedder, choose_backend, get_embedder
 from policybot.models.onnx import OnnxUnavailable, export_onnx, export_problem, find_export
 from policybot.models.profiles import MINILM, int8_variant
 from policybot.service import PolicyBot
@@ -56,6 +56,22 @@ def test_auto_takes_the_export_on_a_cpu_and_torch_without_one(models_dir, tmp_pa
     assert choose_backend(MINILM, with_export.model_copy(update={"embedding_backend": "torch"})) == "torch"
     assert choose_backend(MINILM, with_export.model_copy(update={"device": "cuda"})) == "torch"
     assert choose_backend(int8_variant(MINILM), without) == "onnx-int8"  # the vectors decide
+
+
+def test_libraries_share_a_torch_model_loaded_from_the_same_files_and_keep_their_own_export(models_dir, tmp_path):
+    """One process serving several libraries (the app's sessions, a test run) loads the packaged
+    model once, whatever each library's models folder; an export is its folder's own."""
+    first = get_embedder(MINILM, make_settings(tmp_path / "a", device="cpu"))
+    second = get_embedder(MINILM, make_settings(tmp_path / "b", device="cpu", models_dir=tmp_path / "other-models"))
+    assert first is second
+    assert get_embedder(MINILM, make_settings(tmp_path / "c", device="cpu", embedding_backend="torch")) is first
+    own_batches = get_embedder(MINILM, make_settings(tmp_path / "f", device="cpu", embed_batch_size=16))
+    assert own_batches is not first and own_batches.batch_size == 16  # what a library sets is kept
+    exported = get_embedder(MINILM, make_settings(tmp_path / "d", device="cpu", models_dir=models_dir))
+    assert exported is not first
+    exported.warm_up()
+    assert exported.backend == "onnx"
+    assert get_embedder(MINILM, make_settings(tmp_path / "e", device="cpu", models_dir=models_dir)) is exported
 
 
 def test_asking_for_onnx_without_an_export_says_what_to_run(tmp_path):

@@ -276,18 +276,23 @@ class LangChainEmbeddings(Embeddings):
         return self.embedder.embed_query(text).tolist()
 
 
-_EMBEDDERS: dict[tuple[str, str, str, str], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, str, str, int | None, int | None], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def get_embedder(model: EmbeddingModel, settings: Settings) -> Embedder:
-    """The process-wide embedder for a model: loaded once, reused by every caller."""
-    key = (
-        model.vector_id,
-        settings.device,
-        settings.embedding_backend,
-        str(Path(settings.resolved_models_dir).resolve()),
-    )
+    """The process-wide embedder for a model: loaded once, reused by every caller. Libraries with
+    models folders of their own share it when it loads from the same files: a torch model from
+    one folder (the packaged MiniLM, a shared download) is one model, whichever library asks; an
+    ONNX export lives in a models folder, so that folder names it. A library that sets its own batch
+    size or threads gets an embedder of its own."""
+    backend, _ = _backend_and_export(model, settings)
+    if backend == "torch":
+        source = load_source(model.hf_id, settings)
+        origin = str(Path(source.path).resolve()) if source.local else source.path
+    else:
+        origin = str(Path(settings.resolved_models_dir).resolve())
+    key = (model.vector_id, settings.device, backend, origin, settings.embed_batch_size, settings.cpu_threads)
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:

@@ -11,6 +11,7 @@ prompt edited out of step with the code fails at once with the file's name, neve
 from __future__ import annotations
 
 import math
+import os
 import string
 import threading
 import time
@@ -242,12 +243,22 @@ def packaged_gguf() -> Path | None:
     return path if path.is_file() else None
 
 
+def llamacpp_threads() -> int | None:
+    """The threads llama.cpp may use: as many as the process is told to compute on
+    (``OMP_NUM_THREADS``, which torch reads too), else llama.cpp's own choice (half the cores to
+    generate, all of them to read the prompt). Its threads wait for each other by spinning: more of
+    them than the cores left to the process makes a call many times slower, not faster."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def llamacpp_llm(settings: Settings, model_path: Path) -> ChatLLM:
     """A GGUF model run in-process by llama-cpp-python: the no-server option for offline tests
     and tiny kiosks. The model is loaded once; each call sets its own output cap."""
     from langchain_community.chat_models import ChatLlamaCpp
 
     context = min(settings.llm_context_limit, 8192)
+    threads = llamacpp_threads()
     base = ChatLlamaCpp(
         model_path=str(model_path),
         n_ctx=context,
@@ -255,6 +266,8 @@ def llamacpp_llm(settings: Settings, model_path: Path) -> ChatLLM:
         max_tokens=settings.answer_max_tokens,
         seed=0,  # a fixed sampling seed: the same question gets the same answer (repeatable evals)
         verbose=False,
+        n_threads=threads,
+        model_kwargs={"n_threads_batch": threads} if threads else {},
     )
 
     def factory(num_ctx: int, max_tokens: int, json_mode: bool) -> BaseChatModel:
