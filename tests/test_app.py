@@ -703,6 +703,29 @@ def test_kiosk_idle_reset_and_separate_sessions(monkeypatch, sample_home):
     assert not [i for i in at.main.info if "cleared after" in i.value]
 
 
+def test_a_kiosk_answer_slower_than_the_idle_time_is_shown_and_read_from_then(monkeypatch, sample_home):
+    """A slow kiosk (a busy CPU, a model still loading) can take longer to answer than its idle time.
+    The visitor who waited is not idle: the answer is shown, and the idle time counts from then."""
+    from policybot.service import PolicyBot as Bot
+
+    use_home(monkeypatch, sample_home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_IDLE_MINUTES="0.02")  # 1.2 s
+    answer_stream = Bot.ask_stream
+
+    def slow(self, *args, **kwargs):
+        yield from answer_stream(self, *args, **kwargs)
+        time.sleep(1.5)  # the answer takes longer than the idle time
+
+    monkeypatch.setattr(Bot, "ask_stream", slow)
+    at = start()
+    asked = time.time()
+    at = ask(at, WATER)
+    assert [plain_text(m.markdown[0].value) for m in messages(at, "user")] == [WATER]
+    assert len(at.session_state["history"]) == 1 and "$750" in plain_text(
+        messages(at, "assistant")[0].markdown[0].value
+    )
+    assert at.session_state["last_active"] > asked + 1.5  # read from the answer shown, not from the asking
+
+
 # --- delete ---------------------------------------------------------------------------------
 
 
