@@ -74,7 +74,10 @@ def main() -> None:
         session.go_to_chat = False
         if current.title != pages[0].title:
             st.switch_page(pages[0])
-    current.run()
+    try:
+        current.run()
+    finally:  # a kiosk's idle time counts from the page shown: a slow answer, table or upload is no idleness
+        session.last_active = time.time()
     state.idle_watch(settings)
 
 

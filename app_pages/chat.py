@@ -297,7 +297,6 @@ def page(ctx: PageContext) -> None:
             st.markdown(literal_block(question), unsafe_allow_html=True)
         with st.chat_message("assistant"):
             answer = ask(bot, question, ctx.options, alone=question == alone)
-        state.last_active = time.time()  # a kiosk's idle time counts from the answer shown, not from the asking
         if answer is not None:
             state.history.append((question, answer))
             keep_turn(bot, question, answer)

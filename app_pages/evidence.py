@@ -59,7 +59,6 @@ def page(ctx: PageContext) -> None:
             st.warning("Type an issue first, for example “escape of water”.")
         else:
             report = collect_evidence(ctx.bot, issue, ctx.scope)
-            state.last_active = time.time()  # a kiosk's idle time counts from the table shown
             if report is not None:
                 clear_evidence()
                 state.evidence = report
