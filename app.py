@@ -36,6 +36,7 @@ def main() -> None:
     state.kiosk_guard(settings)
     session.last_active = time.time()
     state.restore_conversation(bot, settings)  # a reload finds its conversation again (never in a kiosk)
+    state.page_watch(bot, settings)  # first on the page: a timed check's place must never move
 
     st.html(sources.PAGE_CSS)
     st.title("PolicyBot")
@@ -47,7 +48,7 @@ def main() -> None:
             on_click=state.reset_for_next_visitor,
             help="Clears this screen: the conversation, the evidence table, the choices made and any text typed.",
         )
-    state.loading_watch(bot)
+    state.loading_notice(bot)
 
     can_edit = sidebar.admin_box(bot)
     listing = bot.library.documents()
@@ -78,7 +79,6 @@ def main() -> None:
         current.run()
     finally:  # a kiosk's idle time counts from the page shown: a slow answer, table or upload is no idleness
         session.last_active = time.time()
-    state.idle_watch(settings)
 
 
 main()

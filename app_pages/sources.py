@@ -21,6 +21,12 @@ VERDICTS = {"Right": "right", "Wrong": "wrong"}
 # size and scrolls sideways inside its panel (the crop to the quote is what is shown first); its
 # caption is a line of its own below it, so it wraps within the panel instead of scrolling away.
 PAGE_CSS = """<style>
+/* The kiosk's "Still there?" countdown floats at the top of the window, wherever the visitor has scrolled. */
+[class*="st-key-countdown"] {
+  position: fixed; top: 4.5rem; left: 50%; transform: translateX(-50%); z-index: 999990;
+  width: min(36rem, calc(100vw - 2rem)); background: var(--background-color, #fff);
+  box-shadow: 0 4px 18px rgba(0, 0, 0, 0.25); border-radius: 0.5rem;
+}
 @media (max-width: 640px) {
   [data-testid="stExpanderDetails"] [data-testid="stImage"] { overflow-x: auto; }
   [data-testid="stExpanderDetails"] [data-testid="stImage"] img { width: 640px !important; max-width: none !important; }

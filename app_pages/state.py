@@ -234,26 +234,18 @@ def kiosk_guard(settings: Settings) -> bool:
     return False
 
 
-def loading_watch(bot: PolicyBot) -> None:
-    """While the models load: say so, and redraw the page once they are ready."""
+def loading_notice(bot: PolicyBot) -> None:
+    """While the models load, say so; if they failed, say how to fix it."""
     warmup = bot.warm_up_in_background()
     if warmup.state == "failed":
         st.error(
             escape_markdown(f"The models could not be loaded ({warmup.error}). Run `policybot doctor` for the fix.")
         )
-    if warmup.state != "loading":
-        return
-    st.info(
-        "Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as they "
-        "are ready."
-    )  # no emoji icon: kiosk browsers often have no emoji font, and it shows as an empty box
-
-    @st.fragment(run_every=1.0)
-    def check() -> None:
-        if warmup.state != "loading":
-            st.rerun(scope="app")
-
-    check()
+    elif warmup.state == "loading":
+        st.info(
+            "Loading the models… You can look at the library now; a question asked meanwhile is answered as soon as "
+            "they are ready."
+        )  # no emoji icon: kiosk browsers often have no emoji font, and it shows as an empty box
 
 
 def countdown_seconds(settings: Settings) -> float:
@@ -266,21 +258,44 @@ def still_here() -> None:
     st.session_state["last_active"] = time.time()
 
 
-def idle_watch(settings: Settings) -> None:
-    """Kiosk: reset the session for the next visitor after the idle time, even if nobody touches
-    the screen, with a short countdown first that the visitor can stop with one click (a
-    fragment re-checks every few seconds without redrawing the page)."""
-    if not settings.kiosk:
+def watch_every(settings: Settings, loading: bool) -> float | None:
+    """How often the page's timed check runs, in seconds (None: no check): every second while the
+    models load, and in a kiosk often enough to count a short countdown down."""
+    if loading:
+        return 1.0
+    if settings.kiosk:
+        return max(1.0, min(5.0, countdown_seconds(settings) / 3))
+    return None
+
+
+def page_watch(bot: PolicyBot, settings: Settings) -> None:
+    """The page's one timed check, drawn first on the page. While the models load, it redraws the
+    page once they are ready. In a kiosk, it resets the session for the next visitor after the
+    idle time, even if nobody touches the screen, after a short countdown that the visitor can
+    stop with one click.
+
+    Why one fragment, and first: a timed fragment writes to the place it had when it was drawn.
+    Drawn below the page, its place moved whenever the page above it changed (the loading notice
+    going away, a reset). On a loaded machine a tick from the old place then reached the browser
+    after the page had shrunk, and the whole page went blank for good ("Bad delta path index" in
+    the browser). First on the page, its place is the same in every run. Its countdown floats over
+    the page (PAGE_CSS), so the visitor sees it wherever they have scrolled."""
+    warmup = bot.warm_up_in_background()
+    loading = warmup.state == "loading"
+    every = watch_every(settings, loading)
+    if every is None:
         return
     idle_s = settings.kiosk_idle_minutes * 60
     warn_s = countdown_seconds(settings)
 
-    @st.fragment(run_every=max(1.0, min(5.0, warn_s / 3)))
+    @st.fragment(run_every=every)
     def check() -> None:
+        if loading and warmup.state != "loading":
+            st.rerun(scope="app")  # the models are ready: the page drops its loading notice
         if kiosk_guard(settings):
             st.rerun(scope="app")
         left = idle_s - idle_seconds()
-        if left <= warn_s:
+        if settings.kiosk and left <= warn_s:
             box = st.container(border=True, key=key("countdown"))
             box.warning(f"Still there? This page clears for the next visitor in {max(0, round(left))} s.")
             box.button("I'm still here", key=key("still-here"), on_click=still_here)

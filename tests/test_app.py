@@ -1151,6 +1151,37 @@ def test_page_and_library_show_while_the_models_load(monkeypatch, tmp_path):
     assert not at.exception
 
 
+def test_the_page_s_timed_check_keeps_the_first_place_whatever_the_page_shows(monkeypatch, tmp_path):
+    """The loading check and the kiosk's countdown are one timed fragment, first on the page, so
+    its place is the same in every run: drawn below the page, a tick from a run before the loading
+    notice went away wrote past the end of the shrunk page, and under load the browser's page went
+    blank for good. Here the countdown is due while the models load and after."""
+    import app_pages.state as state
+
+    home = small_home(tmp_path, pdfs.sample_policy(tmp_path / "acme-home.pdf"))
+    use_home(monkeypatch, home, POLICYBOT_KIOSK="1", POLICYBOT_KIOSK_IDLE_MINUTES="1")  # 60 s idle, 15 s countdown
+    monkeypatch.setattr(state, "idle_seconds", lambda now=None: 50.0)  # 10 s left: the countdown shows
+    release = threading.Event()
+    real = PolicyBot.warm_up
+    monkeypatch.setattr(PolicyBot, "warm_up", lambda self: release.wait(60) and real(self))
+    at = start()
+    places = []
+    for loading in (True, False):
+        if not loading:
+            release.set()
+            deadline = time.time() + 60
+            while time.time() < deadline and any("Loading the models" in i.value for i in at.info):
+                time.sleep(0.2)
+                at.run()
+        assert any("Loading the models" in i.value for i in at.info) == loading
+        first = at.main.children[0]
+        assert [w.value for w in first.warning] == ["Still there? This page clears for the next visitor in 10 s."]
+        assert [b.label for b in first.button] == ["I'm still here"]
+        places.append([i for i, child in at.main.children.items() if child is first])
+    assert places == [[0], [0]]
+    assert not at.exception
+
+
 # --- scanned documents (issue 13) -----------------------------------------------------------------
 
 

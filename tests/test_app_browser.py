@@ -415,6 +415,23 @@ def shared_app(tmp_path_factory):
         stop(server)
 
 
+def watch_troubles(page) -> list[str]:
+    """What the browser sees go wrong on ``page`` (script errors, failed requests, the server's
+    connection opening and closing), kept for a failure's message: a blank page says nothing."""
+    troubles: list[str] = []
+    page.on("console", lambda m: troubles.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: troubles.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: troubles.append(f"failed {r.url}: {r.failure}"))
+    page.on("response", lambda r: troubles.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+
+    def on_websocket(socket) -> None:
+        troubles.append(f"websocket {socket.url}")
+        socket.on("close", lambda _: troubles.append("websocket closed"))
+
+    page.on("websocket", on_websocket)
+    return troubles
+
+
 @contextmanager
 def chat_page(url: str, log: Path, width: int = 1280, height: int = 720, on_request=None):
     """A new browser on the app, its chat box ready: (page, chat box, server log)."""
@@ -427,9 +444,18 @@ def chat_page(url: str, log: Path, width: int = 1280, height: int = 720, on_requ
             page.set_default_timeout(60_000)
             if on_request is not None:
                 page.on("request", on_request)
+            troubles = watch_troubles(page)
             page.goto(url)
             chat = page.get_by_test_id("stChatInputTextArea")
-            chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+            try:
+                chat.wait_for(state="visible", timeout=ANSWER_TIMEOUT_MS)
+            except sync_api.TimeoutError:
+                body = page.locator("body").inner_text()
+                pytest.fail(
+                    f"no chat box within {ANSWER_TIMEOUT_MS // 1000} s; the page read:\n{body}\n"
+                    + "\n".join(dict.fromkeys(troubles))  # each trouble once, in order
+                    + f"\n{log_tail(log)}"
+                )
             yield page, chat, log
         finally:
             browser.close()
