@@ -31,6 +31,7 @@ from policybot.answer.query import (
     asks_meaning_of_title,
     carries_on,
     clause_references,
+    says_little,
 )
 from policybot.answer.references import ReferenceFollower
 from policybot.answer.retrieval import (
@@ -138,7 +139,7 @@ class AnswerPipeline:
         yield StageEvent("searching")
         queries = self.planner.first_queries(question, history)
         with timings.measure("first_pass"):
-            if len(queries) > 1 and not self._follows(question, history[-1].question):
+            if len(queries) > 1 and not self._follows(question, history[-1].question, list(by_id)):
                 queries = queries[1:]
             first = self._first_pass(queries, by_id, named)
             continuing = self._continuing(first, history, scope, named)
@@ -182,18 +183,32 @@ class AnswerPipeline:
         yield AnswerEvent(renumbered(self.earlier.run(answer)))
 
     # --- stages -----------------------------------------------------------------------
-    def _follows(self, question: str, previous: str) -> bool:
+    def _follows(self, question: str, previous: str, doc_ids: list[str]) -> bool:
         """Whether a question may follow the previous one at all: it is closer in meaning to it than
         half of the off-topic probe questions are ("what time does the football start?" after a
-        question on legal cover is not). Whether it needs it, the search decides (``_needs_context``).
-        ``follow_up_context`` "always" / "never" are the ablations."""
+        question on legal cover is not). A turn that says too little of its own (``says_little``)
+        is near nothing and far from nothing: it may follow when it is nearer the library than any
+        off-topic question ("does it cost anything"), never when it is not ("what time is it?",
+        "tell me a joke": searched alone, they are refused). Whether it needs the turn before, the
+        search decides (``_needs_context``). ``follow_up_context`` "always" / "never" are the ablations."""
         if self.settings.follow_up_context != "auto":
             return self.settings.follow_up_context == "always"
         if carries_on(question):  # "and what if it's too low?" says it goes on, however far its words are
             return True
+        if says_little(question):  # too little of its own for its closeness to the turn before to mean anything:
+            return self._nearer_the_library(question, doc_ids)  # "does it cost anything" yes, "what time is it?" no
         before = self.parts.embed_query(previous)
         probes = self.parts.probe_vectors() @ before
         return float(self.parts.embed_query(question) @ before) > float(np.median(probes)) if len(probes) else True
+
+    def _nearer_the_library(self, question: str, doc_ids: list[str]) -> bool:
+        """Whether a question is closer in meaning to a passage of the scope than to every off-topic
+        probe question ("does it cost anything" is; "what time is it?" is not): the test the refusal
+        band reads as evidence that a question is about something else, turned round."""
+        best = self.parts.retriever.dense.run(question, 1, doc_ids)
+        probes = self.parts.probe_vectors()
+        nearest_probe = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else 0.0
+        return bool(best) and best[0][1] > nearest_probe
 
     def _continuing(
         self, first: FirstPass, history: Sequence[Turn], scope: Sequence[DocumentRow], named: list[NamedDocument]
@@ -415,9 +430,9 @@ def _keep_own_order(fused: list[Fused], own: Ranked) -> list[Fused]:
 
 def goes_on(question: str) -> bool:
     """Whether a later turn's own words say it goes on from the question before it: it opens by
-    carrying on ("and the cash that was in it?") or asks nothing of its own ("I only told the bank 2
-    days later")."""
-    return carries_on(question) or adds_to_story(question)
+    carrying on ("and the cash that was in it?"), asks nothing of its own ("I only told the bank 2
+    days later"), or names too little of its own to stand ("how much would I have to pay myself?")."""
+    return carries_on(question) or adds_to_story(question) or says_little(question)
 
 
 def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:

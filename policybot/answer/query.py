@@ -18,6 +18,7 @@ from typing import Generator, Iterable, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from policybot.answer.conversation import Turn, history_text
+from policybot.answer.token_match import FUNCTION_WORDS
 from policybot.core.text import heading_title, names_phrase, phrase_at
 from policybot.core.timing import Timings
 from policybot.events import Event, StageEvent
@@ -147,6 +148,27 @@ def adds_to_story(turn: str) -> bool:
     through the back door, which I'd forgotten to lock." It tells more of the story the question
     before it asked about, so it goes on from that question as a turn that opens with "and" does."""
     return not _ASKS.search(turn)
+
+
+# A turn with at most this many words of its own cannot carry its topic alone: "does it cost
+# anything", "how much would I have to pay myself?", "is that covered?". Every such turn of the
+# conversations set is a follow-up (11 of 11; with three words, 20 of 21); of the other sets' 818
+# single questions, 2 say this little (eval/decisions/2026-11-30-turns-that-say-little.md).
+OWN_WORDS_TO_STAND = 3
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def own_words(turn: str) -> list[str]:
+    """A turn's words of its own: lower case, neither function words nor single letters ("does it
+    cost anything" -> ["cost"])."""
+    return [w for w in _WORDS.findall(turn.lower()) if len(w) > 1 and w not in FUNCTION_WORDS]
+
+
+def says_little(turn: str) -> bool:
+    """Whether a turn names too little of its own to be searched alone (``OWN_WORDS_TO_STAND``).
+    Whether it may lean on the turn before at all is decided apart: it must be nearer the library
+    than any off-topic question ("what time is it?" is not; ``pipeline._follows``)."""
+    return len(own_words(turn)) < OWN_WORDS_TO_STAND
 
 
 class QueryWriter:
