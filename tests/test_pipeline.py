@@ -388,6 +388,27 @@ def test_a_question_that_opens_by_carrying_on_is_never_cut_off_by_the_closeness_
     assert answer.standalone_question == "What should my buildings sum insured be based on; and what if it's too low?"
 
 
+def test_a_turn_that_says_little_follows_when_it_is_nearer_the_library_than_any_off_topic_question(sample):
+    """ "does it cost anything" is further in meaning from "And if I'm still not happy after that?"
+    than half the off-topic probes are, and was searched alone for that: it says too little of its
+    own for that closeness to mean anything, and it is nearer the policy than any off-topic
+    question, so it keeps the question before it."""
+    before = "And if I'm still not happy after that?"
+    history = [Turn(question=before, standalone=before, answer="")]
+    answer = sample.ask("does it cost anything", history=history, use_llm=False)
+    assert answer.standalone_question == "And if I'm still not happy after that; does it cost anything"
+
+
+@pytest.mark.parametrize("question", ["what time is it?", "tell me a joke"])
+def test_a_turn_that_says_little_and_is_about_something_else_is_searched_alone_and_refused(sample, question):
+    """Joined to the question before it, "what time is it?" was answered with passages on burst pipes.
+    It is nearer an off-topic probe than any passage: searched alone, it is refused."""
+    before = "what if the pipe had burst all of a sudden instead?"
+    answer = sample.ask(question, history=[Turn(question=before, standalone=before, answer="")], use_llm=False)
+    assert answer.standalone_question == question
+    assert answer.refused and answer.mode == "refused"
+
+
 @pytest.mark.parametrize(
     "before, question",
     [

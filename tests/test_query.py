@@ -7,7 +7,9 @@ from policybot.answer.query import (
     carries_on,
     clause_references,
     merge_queries,
+    own_words,
     parse_expansion,
+    says_little,
     section_matches,
     with_context,
     without_ask,
@@ -220,3 +222,22 @@ def test_a_question_that_opens_by_carrying_on_from_the_turn_before(question, car
 )
 def test_a_turn_that_asks_nothing_adds_to_the_story(turn, telling):
     assert adds_to_story(turn) is telling
+
+
+@pytest.mark.parametrize(
+    "turn, words",
+    [
+        ("does it cost anything", ["cost"]),
+        ("how much would I have to pay myself?", ["pay"]),
+        ("Is that covered?", ["covered"]),
+        ("what's the excess on that", ["excess"]),  # "what's": "what" and a single letter
+        ("tell me a joke", ["tell", "joke"]),
+        ("How long do I have to report a claim?", ["long", "report", "claim"]),
+        ("My son broke the TV, is that covered?", ["son", "broke", "tv", "covered"]),
+    ],
+)
+def test_a_turn_that_says_little_of_its_own(turn, words):
+    """A turn's own words are those that are not function words; with fewer than three it cannot
+    carry its topic alone."""
+    assert own_words(turn) == words
+    assert says_little(turn) is (len(words) < 3)
