@@ -399,6 +399,18 @@ def test_a_turn_that_says_little_follows_when_it_is_nearer_the_library_than_any_
     assert answer.standalone_question == "And if I'm still not happy after that; does it cost anything"
 
 
+def test_a_turn_typed_without_its_apostrophes_says_as_little_as_with_them(sample):
+    """ "whats the most for one item" has two words of its own, as "what's the most for one item"
+    has: after the stolen laptop in halls, it keeps that question and leads with the students'
+    possessions limit ($750 for any single item), not the table of limits for valuables."""
+    before = "My daughter's laptop was nicked from her room in halls at uni. Is she covered by our policy?"
+    history = [Turn(question=before, standalone=before, answer="")]
+    answer = sample.ask("whats the most for one item", history=history, use_llm=False)
+    assert answer.standalone_question == f"{before.rstrip('?')}; whats the most for one item"
+    assert answer.citations[0].section.endswith("3.11 Students' possessions")
+    assert "$750 for any single item" in answer.answer
+
+
 @pytest.mark.parametrize("question", ["what time is it?", "tell me a joke"])
 def test_a_turn_that_says_little_and_is_about_something_else_is_searched_alone_and_refused(sample, question):
     """Joined to the question before it, "what time is it?" was answered with passages on burst pipes.

@@ -231,6 +231,8 @@ def test_a_turn_that_asks_nothing_adds_to_the_story(turn, telling):
         ("how much would I have to pay myself?", ["pay"]),
         ("Is that covered?", ["covered"]),
         ("what's the excess on that", ["excess"]),  # "what's": "what" and a single letter
+        ("whats the most for one item", ["one", "item"]),  # "whats": "what's" typed without its apostrophe
+        ("my ID card was stolen", ["id", "card", "stolen"]),  # "id" is a word of its own, not "I'd"
         ("tell me a joke", ["tell", "joke"]),
         ("How long do I have to report a claim?", ["long", "report", "claim"]),
         ("My son broke the TV, is that covered?", ["son", "broke", "tv", "covered"]),

@@ -47,7 +47,10 @@ FUNCTION_WORDS = STOPWORDS | frozenset(
     "everything few further get gets getting got had having hello her here hers herself hi him himself his "
     "into itself just know let me more most much myself now ok okay once other ours ourselves please "
     "really same some someone something still thank thanks theirs themselves through too very want "
-    "wanted whom whose why yes yours yourself yourselves".split()
+    "wanted whom whose why yes yours yourself yourselves "
+    # The same words typed without their apostrophe, as citizens do ("whats the most for one item").
+    # Not "id", "ill", "well", "wed", "lets" (words of their own) nor "cant", "dont" (negations stay).
+    "whats thats theres heres hows whos wheres whens im ive youre youve youd theyre theyve theyd weve hes shes".split()
 )
 GAP_WINDOW = 5  # the first candidates, what a citizen reads, whose words say whether there is a gap to bridge
 
