@@ -206,9 +206,12 @@ class AnswerPipeline:
         probe question ("does it cost anything" is; "what time is it?" is not): the test the refusal
         band reads as evidence that a question is about something else, turned round."""
         best = self.parts.retriever.dense.run(question, 1, doc_ids)
+        return bool(best) and best[0][1] > (self._probe_nearness(question) or 0.0)
+
+    def _probe_nearness(self, question: str) -> float | None:
+        """The question's best cosine with an off-topic probe question (None: no probes)."""
         probes = self.parts.probe_vectors()
-        nearest_probe = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else 0.0
-        return bool(best) and best[0][1] > nearest_probe
+        return float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else None
 
     def _continuing(
         self, first: FirstPass, history: Sequence[Turn], scope: Sequence[DocumentRow], named: list[NamedDocument]
@@ -332,8 +335,7 @@ class AnswerPipeline:
             (score for key, ranked in first.lists.items() if key.kind == "lexical" for _, score in ranked[:1]),
             default=0.0,
         )
-        probes = self.parts.probe_vectors()
-        nearness = float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else None
+        nearness = self._probe_nearness(question)
         signals = Signals(
             cosine=cosine,
             lexical=lexical,

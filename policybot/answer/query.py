@@ -150,7 +150,7 @@ def adds_to_story(turn: str) -> bool:
     return not _ASKS.search(turn)
 
 
-# A turn with at most this many words of its own cannot carry its topic alone: "does it cost
+# A turn with fewer than this many words of its own cannot carry its topic alone: "does it cost
 # anything", "how much would I have to pay myself?", "is that covered?". Every such turn of the
 # conversations set is a follow-up (11 of 11; with three words, 20 of 21); of the other sets' 818
 # single questions, 2 say this little (eval/decisions/2026-11-30-turns-that-say-little.md).
