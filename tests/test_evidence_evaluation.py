@@ -233,6 +233,10 @@ def test_planner_and_single_run_end_to_end_and_react_is_not_faked(evidence_set, 
 
 
 def test_react_runs_with_an_llm_and_counts_its_calls(evidence_set, work):
+    base = make_settings(work / "home", ollama_host=NO_OLLAMA)
+    # The set is indexed first, without an LLM: indexing with one writes each document's summary
+    # with it, which would spend the first scripted reply (this test alone, or first on its worker).
+    run_evidence(evidence_set, ["evidence-planner"], work / "out-index", work / "cache", limit=1, base=base)
     replies = iter(
         [
             AIMessage("Thought: find the exclusion.\nAction: Search[wear and tear]"),
@@ -240,7 +244,6 @@ def test_react_runs_with_an_llm_and_counts_its_calls(evidence_set, work):
         ]
     )
     llm = fixed_llm(GenericFakeChatModel(messages=replies), name="scripted")
-    base = make_settings(work / "home", ollama_host=NO_OLLAMA)
     results, _ = run_evidence(
         evidence_set, ["evidence-react"], work / "out-react", work / "cache", limit=1, base=base, llm=llm
     )
