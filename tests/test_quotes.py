@@ -234,6 +234,28 @@ def test_a_passage_opening_inside_a_list_takes_its_lead_in_from_the_passage_befo
     )
 
 
+def test_passages_that_overlap_take_the_lead_in_from_before_the_item_they_share():
+    """Passages overlap: the one before may end with the opening item itself and go on past it. The
+    list is read back from that item, not from the end: a lead-in after the item introduces another
+    list, and a sentence after the item does not end the list it belongs to."""
+    before = (
+        "You must do the following:\n"
+        "(l) Keep records of all sales.\n"
+        "(m) Permits and Approvals.\n"
+        "The Supplier and its Affiliates:"
+    )
+    assert list_lead_in("(m) Permits and Approvals.", [before]) == "You must do the following:"
+    guide = (
+        "Depending on the donor's instructions you'll help manage things like their:\n"
+        "•  money and bills\n"
+        "•  pensions and benefits\n"
+        "There may be other attorneys - if there are, check how the donor wants you to decide."
+    )
+    assert list_lead_in("•  pensions and benefits", [guide]) == (
+        "Depending on the donor's instructions you'll help manage things like their:"
+    )
+
+
 def test_no_lead_in_when_the_passage_before_ends_in_other_text_or_another_kind_of_list():
     assert list_lead_in("(c) theft;", ["We will pay for repairs. The most we will pay is $500."]) is None
     assert list_lead_in("(c) theft;", ["Cover applies to:\n1. the house;\n2. the garage."]) is None
@@ -330,3 +352,51 @@ def test_a_heading_standing_apart_is_never_run_into_a_quote_nor_quoted_alone():
     item = choose_quote(INHERIT, words_score("pension"))  # a heading still leads in its list
     assert item.text(INHERIT) == "What is not covered … (b) Money paid out of a pension."
     assert "Inheritance Tax" in [INHERIT[s:e] for s, e in quote_units(INHERIT)]  # a unit of its own
+
+
+GUIDE_BULLETS = (
+    "You do not need to be a citizen of the country to apply for the grant, but:\n"
+    "•  you (or your partner, if you are a couple) must have a fixed and permanent home\n"
+    "in the UK, Channel Islands or the Isle of Man\n"
+    "•  you (and your partner, if you are a couple) must have lived here for at least\n"
+    "1 year before you begin the application process\n"
+    "Family Support Fund\n"
+    "You may be able to get money from the Family Support Fund. It pays for therapy\n"
+    "for children and families to help improve relationships, confidence and\n"
+    "behaviour. Your caseworker can apply for you."
+)
+
+
+def test_an_unpunctuated_bullet_ends_where_its_line_ends_short():
+    """A guide's bullets carry no full stop: the heading and the sentence after the last one are cut
+    from it where its line ends with room left for their first word, and from each other; a bullet
+    wrapped onto its next line ("…permanent home" / "in the UK, Channel Islands…") stays one."""
+    units = [" ".join(GUIDE_BULLETS[s:e].split()) for s, e in quote_units(GUIDE_BULLETS)]
+    assert units[1:5] == [
+        "• you (or your partner, if you are a couple) must have a fixed and permanent home in the UK, "
+        "Channel Islands or the Isle of Man",
+        "• you (and your partner, if you are a couple) must have lived here for at least 1 year before you "
+        "begin the application process",
+        "Family Support Fund",
+        "You may be able to get money from the Family Support Fund.",
+    ]
+    shown = choose_quote(GUIDE_BULLETS, words_score("family support fund", "money")).text(GUIDE_BULLETS)
+    assert shown.startswith("You may be able to get money from the Family Support Fund. It pays for therapy")
+
+
+def test_a_line_that_wrapped_is_no_end_nor_a_marker_alone_on_its_line():
+    """A line that ends where the next word would not have fitted wrapped, capital or not ("…shown for
+    personal property on the" / "Declarations Page."), and a marker alone on its line keeps its item."""
+    column = (
+        "•  for not more than 10 percent of\n"
+        "the limit of liability shown for\n"
+        "personal property on the\n"
+        "Declarations Page. Use of this\n"
+        "insurance is at your option."
+    )
+    assert [" ".join(column[s:e].split()) for s, e in quote_units(column)][0].endswith("on the Declarations Page.")
+    marker = "Schedules:\n•\nService Level Commitments\n•\nSupport Procedures and contacts for the whole term"
+    assert [" ".join(marker[s:e].split()) for s, e in quote_units(marker)][1:] == [
+        "• Service Level Commitments",
+        "• Support Procedures and contacts for the whole term",
+    ]

@@ -12,6 +12,9 @@ The rules here:
   item after it, never ends a quote; so does a numbered title ("21. National Flood Insurance
   Program (NFIP).", the run-in heading of a definition; a contract's "(h) Governing Law." with
   its text on the same line), which belongs to the text it heads;
+- a bullet without a full stop (a guide's) ends where its line ends short with room for the next word,
+  and so does a heading after it: "… the application process" / "Adoption Support Fund" / "You may be
+  able to get funding…" are three units, not one run-on quote;
 - the unit closest to the question wins (the caller scores), the earliest on a tie;
 - a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
   such as "What is not covered"): joined when they are next to each other, else shown as
@@ -37,6 +40,9 @@ from policybot.core.text import ends_in_abbreviation, split_spans
 
 MAX_QUOTE_CHARS = 500
 SHORT_QUOTE_CHARS = 120
+# A line that ends with room for the next word, within this share of the passage's width, ended
+# there on purpose (``_short_line_end``); the spare share allows for letters of unequal width.
+FIT_SHARE = 0.85
 ELLIPSIS = " … "
 # Sentence ends, and line breaks before a list item ("1.", "a)", "(c)", "-").
 # A blank line stands around a line the reader took for a heading ("Inheritance Tax"): a break too.
@@ -129,7 +135,8 @@ def _prose_units(text: str, begin: int, end: int) -> list[tuple[int, int]]:
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text[:end].rstrip()))
-    return [piece for unit in units for piece in _new_list(text, *unit)]
+    width = _line_width(text)
+    return [piece for unit in units for piece in _new_list(text, *unit, width=width)]
 
 
 def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -156,12 +163,42 @@ def _run_in_title(text: str, s: int, e: int) -> bool:
     return bool(_RUN_IN_TITLE.match(text[s:e])) and bool(text[e : len(text) if line_end < 0 else line_end].strip())
 
 
-def _new_list(text: str, s: int, e: int) -> list[tuple[int, int]]:
-    """A list item, cut where a new list's lead-in starts inside it (see ``_NEW_LIST``)."""
-    if not _ITEM.match(text[s:e]):
+def _new_list(text: str, s: int, e: int, width: int = 0, ended: bool = False) -> list[tuple[int, int]]:
+    """A list item, cut where a new list's lead-in starts inside it (see ``_NEW_LIST``). A bullet is
+    also cut where one of its lines ends short (``_short_line_end``): a guide's bullets carry no full
+    stop, so the heading and the sentence after the last one ran on in it ("… before you begin the
+    application process Adoption Support Fund You may be able to…"). What follows such an end is cut
+    the same way (``ended``): the heading apart from its sentence."""
+    if not (ended or _ITEM.match(text[s:e])):
         return [(s, e)]
     cut = _NEW_LIST.search(text, s, e)
-    return [(s, e)] if cut is None else [_trim(text, s, cut.start()), *_new_list(text, *_trim(text, cut.end(), e))]
+    short = _short_line_end(text, s, e if cut is None else cut.start(), width)
+    if short is not None and (ended or _family(text[s:e]) == "bullet"):
+        return [_trim(text, s, short), *_new_list(text, *_trim(text, short, e), width=width, ended=True)]
+    if cut is None:
+        return [(s, e)]
+    return [_trim(text, s, cut.start()), *_new_list(text, *_trim(text, cut.end(), e), width=width)]
+
+
+def _line_width(text: str) -> int:
+    """How wide a passage's lines run, in characters: its longest line (table rows aside)."""
+    return max((len(line.strip()) for line in text.splitlines() if not _TABLE_ROW.match(line)), default=0)
+
+
+def _short_line_end(text: str, s: int, e: int, width: int) -> int | None:
+    """The first line break in ``text[s:e]`` that ends a line short, not where it wrapped: the line
+    has no stop or comma at its end, the next opens with a capital, and that capitalised word would have
+    fitted on the line (within ``FIT_SHARE`` of the passage's width: letters are not all as wide). A
+    marker alone on its line ("•", "(a)") is not an end: its item follows on the next line."""
+    for m in re.finditer(r"\n", text[s:e]):
+        at = s + m.start()
+        line = text[max(s, text.rfind("\n", s, at) + 1) : at].strip()
+        word = (text[at:e].split(maxsplit=1) or [""])[0]
+        alone = bool(_BARE_MARKER.match(line)) or line in ("-", "•")
+        if line and not alone and line[-1] not in ".;:!?," and word[:1].isupper():
+            if len(line) + 1 + len(word) <= FIT_SHARE * width:
+                return at
+    return None
 
 
 def is_list_item(unit: str) -> bool:
@@ -293,10 +330,12 @@ def list_lead_in(item: str, before: Sequence[str]) -> str | None:
     when it introduces them by ending in ":", else none. A short heading without a colon is not
     taken from another passage (a contract's "Liability" over numbered lines is not a list's
     lead-in). A list that began more than ``len(before)`` passages back gives none."""
-    family = _family(item)
+    family, said = _family(item), " ".join(item.split())
     for text in before:
         units = quote_units(text)
-        for j in range(len(units) - 1, -1, -1):
+        # Passages overlap: where the one before holds the item itself, its list goes back from there.
+        held = [j for j, (s, e) in enumerate(units) if " ".join(text[s:e].split()) == said]
+        for j in range(held[-1] - 1 if held else len(units) - 1, -1, -1):
             unit = text[units[j][0] : units[j][1]].rstrip()
             if _CONJUNCTION.match(unit) or (_ITEM.match(unit) and _family(unit) == family):
                 continue
