@@ -400,3 +400,16 @@ def test_a_line_that_wrapped_is_no_end_nor_a_marker_alone_on_its_line():
         "• Service Level Commitments",
         "• Support Procedures and contacts for the whole term",
     ]
+
+
+def test_a_quote_that_breaks_off_where_its_passage_ends_says_so():
+    """A passage cut mid-sentence by the chunker ends in a word no sentence ends on: its quote is shown
+    with "…", as a quote cut at the length limit is; a list item's "; or" and a full stop are ends."""
+    broken = (
+        "You may have had a combined vaccination.\n"
+        "For example, you might have been vaccinated against DTP (diphtheria, tetanus and"
+    )
+    shown = choose_quote(broken, words_score("dtp")).text(broken)
+    assert shown == "For example, you might have been vaccinated against DTP (diphtheria, tetanus and…"
+    for whole in ("(a) a judgment of the court; or", "We will pay for the repair of the roof.", "•  money and bills"):
+        assert not choose_quote(whole, words_score("court", "roof", "money")).text(whole).endswith("…")

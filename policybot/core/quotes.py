@@ -247,8 +247,27 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             break
         end, following = units[following][1], following + 1
     if end - start <= max_chars:
-        return Quote(start, end, lead_in)
+        return Quote(start, end, lead_in, cut=_runs_on(text, end))
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _runs_on(text: str, end: int) -> bool:
+    """Whether a quote that ends where its passage ends breaks off mid-sentence: the passage was cut
+    there, and its last word is one a sentence never ends on ("…against DTP (diphtheria, tetanus and",
+    "…insurance available under the"). Shown with "…", as a quote cut at the length limit is. A
+    list item's "; or" ends the item, not the sentence."""
+    if text[end:].strip():
+        return False
+    words = text[:end].split()
+    last = words[-1].lower() if words else ""
+    item_ends = last in ("and", "or") and len(words) > 1 and words[-2].endswith(";")
+    return last in _NEVER_LAST and not item_ends
+
+
+# English words a sentence never ends on: articles, prepositions, conjunctions, possessives.
+_NEVER_LAST = frozenset(
+    "a an the and or nor of to in on at by for from with under into as than that which whose its their your our".split()
+)
 
 
 def _header_row(text: str, at: int) -> tuple[int, int] | None:
