@@ -384,6 +384,22 @@ def test_an_unpunctuated_bullet_ends_where_its_line_ends_short():
     assert shown.startswith("You may be able to get money from the Family Support Fund. It pays for therapy")
 
 
+def test_a_bullet_is_never_taken_for_a_heading_it_is_quoted_under_its_lead_in():
+    """A short bullet without a full stop looks like a heading ("•  foreign companies with a UK branch"),
+    but it brings no sentence after it into its quote: it is quoted under its list's lead-in."""
+    text = (
+        "Corporation Tax on gains from selling business assets is paid by all of the following:\n"
+        "•  limited companies and most unincorporated associations, for example sports clubs\n"
+        "•  foreign companies with a UK branch\n"
+        "You pay Capital Gains Tax instead if you are a self-employed sole trader or a partner."
+    )
+    shown = choose_quote(text, words_score("foreign")).text(text)
+    assert shown == (
+        "Corporation Tax on gains from selling business assets is paid by all of the following: … "
+        "• foreign companies with a UK branch"
+    )
+
+
 def test_a_line_that_wrapped_is_no_end_nor_a_marker_alone_on_its_line():
     """A line that ends where the next word would not have fitted wrapped, capital or not ("…shown for
     personal property on the" / "Declarations Page."), and a marker alone on its line keeps its item."""

@@ -19,10 +19,11 @@ The rules here:
 - a list item keeps its lead-in (the nearest line before it that ends in ":", or a short heading
   such as "What is not covered"): joined when they are next to each other, else shown as
   "lead-in … item";
-- a lead-in chosen on its own brings its first item; a short sentence brings the next; a sentence
-  that reads on from the one before it ("If you still do not pay, …", "In this event, …") is quoted
-  with it, whichever of the two is chosen;
-- a unit longer than the limit is cut at its last clause break (";" or ","), marked "…";
+- a lead-in chosen on its own brings its first item (a bullet is never taken for a heading); a short
+  sentence brings the next; a sentence that reads on from the one before it ("If you still do not
+  pay, …", "In this event, …") is quoted with it, whichever of the two is chosen;
+- a unit longer than the limit is cut at its last clause break (";" or ","), marked "…"; so is a
+  quote that breaks off where its passage was cut ("…tetanus and…");
 - a second quote of the same passage (``other_quote``) never overlaps the first;
 - a passage that opens inside a list (a chunk that starts at its third item) takes the list's
   lead-in from the passage before it (``list_lead_in``): "When the Home is Unoccupied, we will not
@@ -225,7 +226,7 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             lead_in = header
         elif header is not None and best + 1 < len(units) and _TABLE_ROW.match(text, units[best + 1][0]):
             end = units[best + 1][1]  # the header chosen: with its first row
-    elif _LEAD_IN.search(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
+    elif _introduces(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
         end = units[best + 1][1]
     elif _ITEM.match(text[start:end]):
         j = _lead_in(text, units, best)
@@ -268,6 +269,11 @@ def _runs_on(text: str, end: int) -> bool:
 _NEVER_LAST = frozenset(
     "a an the and or nor of to in on at by for from with under into as than that which whose its their your our".split()
 )
+
+
+def _introduces(unit: str) -> bool:
+    """A lead-in: a unit ending in ":", or a short heading; a bullet is never a heading ("•  childcare")."""
+    return bool(_LEAD_IN.search(unit)) and (unit.endswith(":") or _family(unit) != "bullet")
 
 
 def _header_row(text: str, at: int) -> tuple[int, int] | None:
