@@ -111,17 +111,18 @@ def quote_units(text: str, begin: int = 0) -> list[tuple[int, int]]:
     """The sentences and list items of ``text[begin:]``, trimmed, bare markers joined to their item;
     each row of a Markdown table is a unit of its own (its separator row none)."""
     units: list[tuple[int, int]] = []
-    cursor = begin
+    cursor, width = begin, _line_width(text)
     for row in _TABLE_ROW.finditer(text, begin):
-        units += _prose_units(text, cursor, row.start())
+        units += _prose_units(text, cursor, row.start(), width)
         if not _SEPARATOR_ROW.match(row.group()):
             units.append(_trim(text, *row.span()))
         cursor = row.end()
-    return units + _prose_units(text, cursor, len(text))
+    return units + _prose_units(text, cursor, len(text), width)
 
 
-def _prose_units(text: str, begin: int, end: int) -> list[tuple[int, int]]:
-    """``quote_units`` of ``text[begin:end]``, a stretch without table rows."""
+def _prose_units(text: str, begin: int, end: int, width: int) -> list[tuple[int, int]]:
+    """``quote_units`` of ``text[begin:end]``, a stretch without table rows; ``width``: the passage's
+    (``_line_width``)."""
     units: list[tuple[int, int]] = []
     pending: int | None = None
     for s, e in _past_abbreviations(text, split_spans(text, _UNIT_BREAK, begin, end)):
@@ -136,7 +137,6 @@ def _prose_units(text: str, begin: int, end: int) -> list[tuple[int, int]]:
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text[:end].rstrip()))
-    width = _line_width(text)
     return [piece for unit in units for piece in _new_list(text, *unit, width=width)]
 
 
