@@ -1207,3 +1207,21 @@ def test_a_follow_up_is_searched_mainly_in_the_document_its_conversation_is_abou
     switch = bot.ask("What counts as a basement for flood insurance?", history=history, use_llm=False)
     assert switch.queries == [switch.question] and switch.continued_documents == []
     assert switch.citations[0].doc == "nfip-sfip-dwelling.pdf"
+
+
+def test_a_bulleted_condition_is_listed_without_its_bullet():
+    """ "Depends on:" is a dashed list: a condition that is a guide's bullet item reads as a sentence
+    there, without the bullet; a lettered item keeps its letter, which cross-references name."""
+    from policybot.answer.writers import depends_on_lines
+
+    lines = depends_on_lines(
+        [
+            (3, "•  Once matched, you need to visit the child in their own country.", (0, 60)),
+            (1, "(c) You must tell us within 14 days.", (0, 30)),
+            (2, "Once matched, you need to visit the child in their own country.", (5, 65)),
+        ]
+    )
+    assert lines == [
+        '- "Once matched, you need to visit the child in their own country." [3][2]',
+        '- "(c) You must tell us within 14 days." [1]',
+    ]

@@ -618,13 +618,18 @@ def _conditions(
 
 
 def depends_on_lines(conditions: Sequence[tuple[int, str, tuple[int, int]]]) -> list[str]:
-    """The "Depends on:" list: each condition once, with every passage that holds it."""
+    """The "Depends on:" list: each condition once, with every passage that holds it. A bullet item
+    is listed without its bullet, which the list's own dash stands for ("- "Once matched, you…"", not
+    "- "• Once matched…""); a numbered or lettered item keeps its marker, which cross-references name."""
     cited: dict[str, tuple[str, list[int]]] = {}
     for n, text, _ in conditions:
-        _, ns = cited.setdefault(_same_words(text), (text, []))
+        _, ns = cited.setdefault(_same_words(text), (_BULLET.sub("", text), []))
         if n not in ns:
             ns.append(n)
     return [f'- "{text}" {"".join(f"[{n}]" for n in ns)}' for text, ns in cited.values()]
+
+
+_BULLET = re.compile(r"^[•\-–]\s+")
 
 
 # A sentence that says what a quoted term means: "… and ‘severe disablement’ means at least 60% disabled."
