@@ -37,3 +37,22 @@ def test_an_item_of_an_exclusions_section_is_not_covered_though_its_words_never_
     assert plain_label("V. EXCLUSIONS > B", "Loss or damage caused by mold, mildew or moisture.") == "Not covered"
     assert plain_label("Section 4 General Exclusions > 4.9 Deductible", "A Deductible of $250 applies.") == "Limit"
     assert plain_label(pests, "We will pay for damage caused by a bird entering through a window.") == "Limit"
+
+
+def test_an_exclusive_right_is_not_an_exclusion():
+    """A contract's "3. EXCLUSIVITY." or "Exclusive Licence" grants a right; only "exclusion" and
+    "excluded" exclude. The quote's own words still decide ("…is excluded" is *Not covered*)."""
+    grant = "Licensor grants the Licensee the sole right to sell the Products in the Territory."
+    assert plain_label("3. EXCLUSIVITY", grant) is None
+    assert plain_label("ARTICLE 2 EXCLUSIVE LICENSE", grant) is None
+    assert plain_label("3. EXCLUSIVITY", "Sales outside the Territory are excluded.") == "Not covered"
+    assert plain_label("4. EXCLUSIONS", grant) == "Not covered"
+
+
+def test_a_title_that_holds_cover_inside_a_word_says_nothing_of_cover():
+    """ "3. Discovery of Insufficient Premium" (a FEMA form's clause under General Conditions) is not
+    a cover clause: its quote reads as its nearer titles say, a *Condition*."""
+    section = "VII. General Conditions > D. Insufficient Premium > 3. Discovery of Insufficient Premium"
+    quote = "If you pay the additional amount within 30 days, we will reform the policy."
+    assert plain_label(section, quote) == "Condition"
+    assert plain_label("2.4 Recovery of costs", "You must pay us back before you keep any money.") == "Condition"

@@ -14,14 +14,16 @@ _ROLE_OF_TITLE: list[tuple[EvidenceRole, re.Pattern[str]]] = [
     ("defines", re.compile(r"\bdefinitions?\b|\bmeaning of\b|\bglossary\b", re.I)),
     (
         "limits",
-        re.compile(r"exclu|not (?:covered|insured)|deductible|excess|\blimits?\b|coinsurance|underinsur|average", re.I),
+        re.compile(
+            r"exclu(?!siv)|not (?:covered|insured)|deductible|excess|\blimits?\b|coinsurance|underinsur|average", re.I
+        ),
     ),
     (
         "procedure",
         re.compile(r"\bclaims?\b|proof of loss|loss payment|how to|appraisal|complain|notif|settlement|payment", re.I),
     ),
     ("condition", re.compile(r"conditions?|\bcancel|obligations|duties|requirements?", re.I)),
-    ("covers", re.compile(r"cover|insured|insuring|coverage|benefits?|what we pay|extensions?", re.I)),
+    ("covers", re.compile(r"\bcover|insured|insuring|coverage|benefits?|what we pay|extensions?", re.I)),
 ]
 _LIMITING_WORDS = re.compile(
     r"\b(?:we will not|we do not|does not (?:cover|insure|apply)|not (?:covered|insured)|excluded?|exclusions?|"
@@ -78,8 +80,9 @@ _GRANTING_WORDS = re.compile(
 
 
 # A section title that lists what is not covered ("Section 4 General Exclusions", "V. EXCLUSIONS",
-# "What is not insured"); a deductible or a limit of liability is a *Limit*, not this.
-_EXCLUSION_TITLE = re.compile(r"exclu|not (?:covered|insured)", re.I)
+# "What is not insured"); a deductible or a limit of liability is a *Limit*, not this. "Exclusivity"
+# and "Exclusive licence" grant, not exclude (a contract's clause titles).
+_EXCLUSION_TITLE = re.compile(r"exclu(?!siv)|not (?:covered|insured)", re.I)
 
 
 def _under_exclusions(section: str) -> bool:
