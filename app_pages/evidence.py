@@ -222,7 +222,7 @@ def evidence_title(row: EvidenceRow) -> str:
     role = f"{c.role} · " if c.role else ""
     mark = "" if c.verified else " · ⚠ quote not found in the passage"
     same = f" · same text in: {'; '.join(same_text_labels(c.same_text_in))}" if c.same_text_in else ""
-    label = source_label(c.doc, c.section, c.page_start, c.page_end, context().shown_name(c.doc))
+    label = source_label(c.doc, c.cited_section, c.page_start, c.page_end, context().shown_name(c.doc))
     return escape_markdown(f"[{row.n}] {role}{label}{mark}{same}")
 
 

@@ -106,7 +106,7 @@ def render_citation(
     with st.expander(title, expanded=expanded):
         ocr_note(c, bot.settings.ocr.confidence_floor)
         if reviewer:  # the detail a reviewer checks against: the file, the full heading path, the score
-            where = f"{c.doc} · {c.section or 'no section'}"
+            where = f"{c.doc} · {c.cited_section or 'no section'}"
             score = "" if c.referenced_by else f" · relevance score {c.score:.2f}"
             st.caption(escape_markdown(where + score))
         if c.lead_in:  # the chunk starts inside a list: what the list is about

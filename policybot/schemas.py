@@ -236,15 +236,28 @@ class Citation(BaseModel):
     ocr_confidence: float | None = Field(
         None, description="The text was read by OCR from a scanned page: its lowest page confidence (0-100)"
     )
+    clause_section: str | None = Field(
+        None,
+        description="The section path of the run-in clause the (first) quote stands in, where the passage's "
+        "section does not name it: '3. EXCLUSIVITY.' in a chunk filed under '1. DEFINITIONS.'",
+    )
+    # Where each run-in clause of the text starts, as (offset, title): read from the chunk's index
+    # header (core/clauses.py); not part of the answer's record.
+    clauses: list[tuple[int, str | None]] = Field(default_factory=list, exclude=True)
+
+    @property
+    def cited_section(self) -> str:
+        """The section path the source is cited under: its quote's clause, else its passage's section."""
+        return self.clause_section or self.section
 
     @property
     def label(self) -> str:
-        return source_label(self.doc, self.section, self.page_start, self.page_end, self.title)
+        return source_label(self.doc, self.cited_section, self.page_start, self.page_end, self.title)
 
     @property
     def file_label(self) -> str:
         """The label with the file name instead of the title: for two editions that share a title."""
-        return source_label(self.doc, self.section, self.page_start, self.page_end)
+        return source_label(self.doc, self.cited_section, self.page_start, self.page_end)
 
     def referenced_note(self, shown: int | None = None) -> str | None:
         """ "referenced by [2] (clause 5.2)", when the source that points here is among the first

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from policybot.core.clauses import cited_under
 from policybot.core.text import WORD, fold, longest_common_run, prose_sentences, words
 from policybot.schemas import Answer, Citation
 
@@ -265,6 +266,7 @@ def _set_quote(citation: Citation, span: tuple[int, int]) -> None:
     citation.quote = citation.text[span[0] : span[1]]
     citation.quote_start, citation.quote_end = span
     citation.verified = True
+    citation.clause_section = cited_under(citation.section, citation.clauses, span[0])
 
 
 def _verify_quotes(quotes: list[_Quote], citations: list[Citation]) -> set[int]:

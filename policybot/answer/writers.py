@@ -27,6 +27,7 @@ from policybot.answer.query import (
 )
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
+from policybot.core.clauses import cited_under, role_section
 from policybot.core.glossary import DEFINITION_ITEM
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import ELLIPSIS, MAX_QUOTE_CHARS, Quote, choose_quote, is_list_item, other_quote, quote_units
@@ -181,13 +182,15 @@ class ExtractiveWriter:
                         also[key].append(src.n)
                 if not fresh and not src.referenced_by and spare:  # said already: the next passage is read
                     queue.insert(sum(not s.referenced_by for s in queue), spare.pop(0))
-            labels = _labels([quoted[n] for n in quoted])
+            by_file = _file_labelled([quoted[n] for n in quoted])
+            labels = {n: c.file_label if n in by_file else c.label for n, c in quoted.items()}
             for i, (src, shown, _) in enumerate(_turning_beside_pointer(_deciding_first(items, question), question), 1):
                 pointer = src.referenced_by[0] if src.referenced_by else None
                 note = f" (referenced by [{pointer}]: {src.reference})" if pointer in quoted else ""
                 role = f"{src.role}: " if src.role else ""
                 ns = [src.n, *also[_same_words(shown)]]
-                places = [labels[n] for n in ns]  # two overlapping chunks of one clause: one place
+                # Two overlapping chunks of one clause: one place. Each quote is cited under its own clause.
+                places = [src.file_label if src.n in by_file else src.label, *(labels[n] for n in ns[1:])]
                 where = "; ".join(dict.fromkeys(_within(p, places[0]) if p != places[0] else p for p in places))
                 lines.append(f'{i}. {role}"{shown}" {"".join(f"[{n}]" for n in ns)} — {where}{note}')
             conditions = _conditions(items, closeness, self.tokenizer)
@@ -212,7 +215,11 @@ class ExtractiveWriter:
         for q in quotes:
             shown = shown_quote(src, q)
             close = _best_unit(asked.cosine or closeness, src.text, q.start, q.end)
-            items.append((quoted[src.n].model_copy(update={"role": plain_label(src.section, shown)}), shown, close))
+            clause_section = cited_under(src.section, src.clauses, q.start)
+            role = plain_label(role_section(src.section, clause_section), shown)
+            items.append(
+                (quoted[src.n].model_copy(update={"role": role, "clause_section": clause_section}), shown, close)
+            )
         return items
 
     @staticmethod
@@ -442,14 +449,16 @@ def shown_quote(src: Citation, quote: Quote) -> str:
 def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
     """The source as cited: its first quote's span, any other quote highlighted beside it."""
     first = quotes[0]
+    clause_section = cited_under(src.section, src.clauses, first.start)
     return src.model_copy(
         update={
+            "clause_section": clause_section,
             "cited": True,
             "quote": src.text[first.start : first.end],
             "quote_start": first.start,
             "quote_end": first.end,
             "verified": True,
-            "role": plain_label(src.section, shown_quote(src, first)),
+            "role": plain_label(role_section(src.section, clause_section), shown_quote(src, first)),
             "also_quoted": [*src.also_quoted, *((q.start, q.end) for q in quotes[1:])],
         }
     )
@@ -461,13 +470,13 @@ def unit_quantities(unit: str) -> set[str]:
     return quantity_kinds(_ITEM_MARKER.sub("", unit))
 
 
-def _labels(sources: list[Citation]) -> dict[int, str]:
-    """Each quoted source's label: its document's title, or its file name where two quoted
-    documents share a title (two editions, two forms titled alike), so the reader can tell them apart."""
+def _file_labelled(sources: list[Citation]) -> set[int]:
+    """The quoted sources labelled by file name, not title: where two quoted documents share a title
+    (two editions, two forms titled alike), so the reader can tell them apart."""
     docs_of: dict[str, set[str]] = {}
     for src in sources:
         docs_of.setdefault(src.title or src.doc, set()).add(src.doc)
-    return {src.n: src.label if len(docs_of[src.title or src.doc]) == 1 else src.file_label for src in sources}
+    return {src.n for src in sources if len(docs_of[src.title or src.doc]) > 1}
 
 
 def _best_unit(score: Callable[[str], float], text: str, start: int, end: int) -> float:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Iterable
 
+from policybot.core.clauses import cited_under, clause_starts, header_clauses
 from policybot.core.quotes import ELLIPSIS, LIST_LOOK_BACK, in_opening_list, list_lead_in, opening_item
 from policybot.core.rows import ChunkRow, DocumentRow
 from policybot.schemas import Citation, page_range
@@ -28,6 +29,7 @@ class Passage:
 
     def citation(self, n: int) -> Citation:
         """This passage as source [n] of an answer."""
+        starts = self._clauses()
         return Citation(
             n=n,
             chunk_id=self.chunk.chunk_id,
@@ -40,7 +42,14 @@ class Passage:
             score=round(self.score, 4),
             same_text_in=[f"{s.doc.name}, {page_range(s.chunk.page_start, s.chunk.page_end)}" for s in self.siblings],
             ocr_confidence=self.doc.ocr_confidence(self.chunk.page_start, self.chunk.page_end),
+            clauses=starts,
+            clause_section=cited_under(self.chunk.section, starts, 0),
         )
+
+    def _clauses(self) -> list[tuple[int, str | None]]:
+        """Where the passage's run-in clauses start (``core/clauses.py``)."""
+        titles = header_clauses(self.chunk.index_text, self.doc.title, self.chunk.section)
+        return clause_starts(self.chunk.text, titles) if titles else []
 
 
 def lead_in_for(src: Citation, start: int) -> str | None:

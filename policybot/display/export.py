@@ -157,7 +157,7 @@ def evidence_records(report: EvidenceReport) -> list[dict[str, object]]:
             {
                 "n": row.n,
                 "document": c.doc,
-                "section": c.section,
+                "section": c.cited_section,
                 "pages": page_range(c.page_start, c.page_end),
                 "role": row.role,
                 "quote": _one_line(quote_as_read(c)),

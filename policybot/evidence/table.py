@@ -9,6 +9,7 @@ from typing import Callable
 from policybot.answer.citations import locate_quote
 from policybot.answer.openings import ListOpenings
 from policybot.answer.selection import same_source
+from policybot.core.clauses import cited_under, role_section
 from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage, quote_as_read
 from policybot.core.roles import plain_label, role_of
@@ -56,8 +57,11 @@ class EvidenceTable:
             citation.quote, citation.quote_start, citation.quote_end = hit.chunk.text[start:end], start, end
             citation.verified = end > start
         read = quote_as_read(citation)  # "(f) Accidental Damage…" is read after its list's lead-in
-        role = role_of(hit.chunk.section, read)
-        citation.role = plain_label(hit.chunk.section, read)  # the chat's words for it, one role model
+        # Cited under the run-in clause its quote is in ("3. EXCLUSIVITY.", not "1. DEFINITIONS.").
+        citation.clause_section = cited_under(citation.section, citation.clauses, citation.quote_start or 0)
+        section = role_section(citation.section, citation.clause_section)
+        role = role_of(section, read)
+        citation.role = plain_label(section, read)  # the chat's words for it, one role model
         row = EvidenceRow(
             n=citation.n,
             citation=citation,

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from policybot.core.clauses import MAX_CLAUSE_TITLES, clause_header, section_header
 from policybot.core.glossary import term_glosses
 from policybot.core.passages import opening_lead_in
 from policybot.core.rows import ChunkRow, DocumentRow, chunk_id
@@ -33,7 +34,7 @@ from policybot.ingestion.chunking import Chunk, Chunker
 from policybot.ingestion.describe import EditionFinder, ProbeScorer, Summariser, effective_from
 from policybot.ingestion.files import check_file, expand_paths, safe_upload_name, sha256_of
 from policybot.ingestion.pdf import OcrPlan, ParsedDocument, find_sections, read_pdf
-from policybot.ingestion.sections import MAX_CLAUSE_TITLES, clause_title, clause_titles
+from policybot.ingestion.sections import clause_title, clause_titles
 from policybot.models.embeddings import Embedder
 from policybot.models.llm import ChatLLM
 from policybot.schemas import IngestOutcome, IngestReport
@@ -425,7 +426,7 @@ def _clause_labels(parsed: ParsedDocument, chunks: Sequence[Chunk]) -> list[str]
         titles = list(dict.fromkeys(opened + own))[:MAX_CLAUSE_TITLES]
         if own:
             last[ch.section] = own[-1]
-        labels.append(f" — {'; '.join(titles)}" if titles and ch.kind == "text" else "")
+        labels.append(clause_header(titles) if ch.kind == "text" else "")
     return labels
 
 
@@ -448,7 +449,7 @@ def _title_on(line: str, lines: Sequence[str], i: int, known: set[str]) -> str |
 
 def _header_fn(parsed: ParsedDocument) -> Callable[[str], str]:
     """The contextual header a chunk is indexed under: the document title and its section."""
-    return lambda section: f"{parsed.title} — {section}" if section else parsed.title
+    return lambda section: section_header(parsed.title, section)
 
 
 def _outcome(

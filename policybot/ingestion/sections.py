@@ -308,7 +308,6 @@ def _numbered_enough(found: dict[int, tuple[str, str]]) -> dict[int, tuple[str, 
 
 _BARE_NUMBER = re.compile(r"^(?:(?:section|article|clause)\s+)?\d{1,3}(?:\.\d{1,3})*[.)]?$", re.IGNORECASE)
 _KEYWORD_PREFIX = re.compile(r"^(section|article|clause)\s+(?=\d)", re.IGNORECASE)
-MAX_CLAUSE_TITLES = 4  # per chunk: the header stays a label, not a second text
 
 
 def clause_title(text: str, next_text: str = "") -> tuple[str, str] | None:
