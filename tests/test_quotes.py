@@ -288,6 +288,21 @@ def test_a_full_stop_after_an_abbreviation_ends_no_quote_unit_before_lowercase_t
     assert [ends[s:e] for s, e in quote_units(ends)] == ["It ends at 9 a.m.", "The next day it starts again."]
 
 
+def test_an_amount_or_a_number_after_an_abbreviation_stays_in_its_sentence():
+    """An Indian wording's "up to Rs. 2,000 per hospitalisation" was quoted as "…up to Rs." and the
+    answer said no amount was stated; "under Sec. 4" and "No. 12" read on the same way."""
+    text = "We reimburse a road ambulance up to Rs. 2,000 per hospitalisation. Claims under Sec. 4 are paid in full."
+    assert [text[s:e] for s, e in quote_units(text)] == [
+        "We reimburse a road ambulance up to Rs. 2,000 per hospitalisation.",
+        "Claims under Sec. 4 are paid in full.",
+    ]
+    numbered = "Endorsement No. 12 applies to the cover. The cover starts at once."
+    assert [numbered[s:e] for s, e in quote_units(numbered)] == [
+        "Endorsement No. 12 applies to the cover.",
+        "The cover starts at once.",
+    ]
+
+
 PAYING = (
     "6.12 Paying your premium\n"
     "You must pay your premium in full when it is due, or pay each instalment on time if you pay monthly. If you\n"
@@ -429,3 +444,19 @@ def test_a_quote_that_breaks_off_where_its_passage_ends_says_so():
     assert shown == "For example, you might have been vaccinated against DTP (diphtheria, tetanus and…"
     for whole in ("(a) a judgment of the court; or", "We will pay for the repair of the roof.", "•  money and bills"):
         assert not choose_quote(whole, words_score("court", "roof", "money")).text(whole).endswith("…")
+
+
+def test_a_short_quote_never_runs_into_the_next_numbered_clause():
+    """An Indian wording runs its clause titles into their text: "4.3 Reimbursement Claims. The claim
+    documents…". A short quote used to bring the next unit along and end on the next clause's title
+    ("…at the hospital's insurance desk. 4.3 Reimbursement Claims."); a dotted title now leads its
+    own clause, as "8. Condominium." does."""
+    text = (
+        "4.2 Cashless Claims. Cashless treatment is available only at network hospitals. The insured shall "
+        "present the health card at the hospital's insurance desk.\n4.3 Reimbursement Claims. The claim "
+        "documents shall be submitted within 30 days of discharge from the hospital."
+    )
+    units = [text[s:e] for s, e in quote_units(text)]
+    assert units[-1].startswith("4.3 Reimbursement Claims. The claim documents")
+    quote = choose_quote(text, lambda unit: 1.0 if "health card" in unit else 0.0)
+    assert quote.text(text) == "The insured shall present the health card at the hospital's insurance desk."

@@ -55,8 +55,13 @@ _NEW_LIST = re.compile(r"\n(?=[A-Z][^\n]{0,120}:[ \t]*(?:\n|$))")
 # A line that introduces what follows: ends in ":" or is a short heading without punctuation.
 _LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
 _BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
-# A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP)."
-_TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z])\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
+# A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP).",
+# "4.3 Reimbursement Claims."
+_TITLE_UNIT = re.compile(
+    r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}\.|[A-Z]\.)\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$"
+)
+# A unit that opens a numbered clause or item ("4.3 Reimbursement Claims. The claim…", "7) Maternity…").
+_NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)])\s")
 # A contract's run-in heading: "(h) Governing Law." with its text on the same line after it.
 _RUN_IN_TITLE = re.compile(r"^\((?:[a-z]|[0-9]{1,3}|[ivx]{1,4})\)\s+[A-Z][\w'’&/-]*(?:\s+[\w'’&/-]+){0,5}\.$")
 # A sentence that refers back to the one before it: it opens with a word that points there ("This",
@@ -141,14 +146,15 @@ def _prose_units(text: str, begin: int, end: int, width: int) -> list[tuple[int,
 
 
 def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans rejoined where a break followed an abbreviation and the next one goes on in lowercase
-    ("…will expire at 12:01 a.m. on the last day of the policy term."), not at a list item ("b. If…")."""
+    """Spans rejoined where a break followed an abbreviation and the next one goes on in lowercase or
+    with a number ("…will expire at 12:01 a.m. on the last day…", "up to Rs. 2,000 per
+    hospitalisation", "under Sec. 4"), not at a list item ("b. If…", "2. The…")."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
         after = text[s:e].strip()
         if (
             out
-            and after[:1].islower()
+            and (after[:1].islower() or after[:1].isdigit())
             and not (_ITEM.match(after) or _BARE_MARKER.match(after))
             and ends_in_abbreviation(text[out[-1][0] : out[-1][1]])
         ):
@@ -240,7 +246,7 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
         end = units[best + 1][1]
     elif end - start < SHORT_QUOTE_CHARS and best + 1 < len(units) and units[best + 1][1] - start <= max_chars:
         after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
-        if not _ITEM.match(after) and not _LEAD_IN.search(after):  # a sentence, not a new list
+        if not _ITEM.match(after) and not _NUMBERED.match(after) and not _LEAD_IN.search(after):  # not a new clause
             end = units[best + 1][1]
     following = next((i for i, (s, _) in enumerate(units) if s >= end), len(units))
     while following < len(units) and text[start:end].rstrip().endswith(":"):  # never end on a lead-in

@@ -190,7 +190,7 @@ def split_spans(text: str, boundary: re.Pattern[str], start: int = 0, end: int |
 # markers that follow it belong to the sentence; a line break always ends one.
 _PROSE_END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?:[ \t]*\[\d+\])*(?=\s|$)|\n")
 _ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs no nos sec secs art arts p pp para paras cf approx incl fig mr mrs ms dr st inc ltd co".split()
+    "e.g i.e etc vs no nos sec secs art arts p pp para paras cf approx incl fig mr mrs ms dr st inc ltd co rs".split()
 )
 
 
