@@ -212,10 +212,10 @@ def garbled_xref_pdf(path: Path, source: Path) -> Path:
     return path
 
 
-def clause_first_lines_pdf(path: Path, pages: int = 6) -> Path:
+def clause_first_lines_pdf(path: Path, pages: int = 6, footer: str = "PAGE {n} OF {total}") -> Path:
     """Every page opens with a numbered clause whose first line, numbers aside, is the same on
     every page: content that repeats, not a running header. Has a real footer too."""
-    b = PdfBuilder(footer="PAGE {n} OF {total}")
+    b = PdfBuilder(footer=footer)
     b.y = 50  # the first line sits inside the top band of the page
     for n in range(1, pages + 1):
         if n > 1:

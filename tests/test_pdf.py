@@ -266,3 +266,8 @@ def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
     assert not any(ln.text.startswith("PAGE ") for ln in doc.lines)
     assert doc.stripped_lines == 2 and doc.stripped_example == "PAGE 1 OF 2"
     assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in doc.lines)
+    # A footer that names the document before its page number ("… - Page 1 of 2") goes too: it was
+    # quoted inside a sentence of the page it ended ("…claims arising Arogya Shield… Page 1 of 2 due to…").
+    footer = "Arogya Shield Health Policy - UIN ASH-2026 - Page {n} of {total}"
+    named = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "named.pdf", pages=2, footer=footer))
+    assert named.stripped_lines == 2 and not any("Arogya" in ln.text for ln in named.lines)

@@ -206,9 +206,13 @@ def _running_candidate(line: Line, page: list[Line], height: float, body_size: f
     return gap >= RUNNING_MIN_GAP * max(line.y1 - line.y0, 1.0)
 
 
-# A line that is only a page number ("Page 2", "Page 1 of 5", "- 35 -", "3 / 12"): page furniture in
-# a running line's place even where too few pages repeat it (a two-page guide).
-_PAGE_NUMBER = re.compile(r"^(?:page\s+\d+(?:\s*(?:of|/)\s*\d+)?|[-–]\s*\d+\s*[-–]|\d+\s*(?:of|/)\s*\d+)$", re.I)
+# A line that is only a page number ("Page 2", "Page 1 of 5", "- 35 -", "3 / 12"), or ends in one of
+# N ("Health Policy - UIN ASH-2026 - Page 1 of 2"): page furniture in a running line's place even where
+# too few pages repeat it (a two-page guide).
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s+\d+(?:\s*(?:of|/)\s*\d+)?|[-–]\s*\d+\s*[-–]|\d+\s*(?:of|/)\s*\d+|.*\bpage\s+\d+\s*(?:of|/)\s*\d+)$",
+    re.I,
+)
 
 
 def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[int, str]:
