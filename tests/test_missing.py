@@ -11,6 +11,10 @@ EXAMPLE = "For example, if your annual premium is $480 and you cancel after six 
 
 def test_an_amount_asked_for_and_stated_about_something_else_is_missing():
     assert missing("How much does this policy cost per month?", [INSTALMENTS, EXAMPLE]) == "an amount"
+    # The word that asks is no topic: "the cost of a road ambulance" says nothing of the policy's price.
+    ambulance = "2.5 Road Ambulance. We reimburse the cost of a road ambulance, up to Rs. 2,000 per hospitalisation."
+    assert missing("How much does this policy cost per month?", [ambulance]) == "an amount"
+    assert missing("How much do you pay for the ambulance?", [ambulance]) is None
 
 
 def test_an_amount_stated_about_what_was_asked_is_not_missing():

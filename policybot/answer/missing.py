@@ -60,7 +60,10 @@ def missing(question: str, passages: Sequence[str]) -> str | None:
         asked = asks.search(question)
         if not asked or not passages or (kind == "money" and _asks_if_covered(question)):
             continue
-        terms = set(_TOKENIZER(question)) - set(_TOKENIZER(asked.group())) - _FUNCTION
+        # Every word that asks ("how much", "cost") is left out: "the cost of a road ambulance, up to
+        # Rs. 2,000" says nothing of what "How much does this policy cost per month?" asks.
+        asking = " ".join(m.group() for m in asks.finditer(question))
+        terms = set(_TOKENIZER(question)) - set(_TOKENIZER(asking)) - _FUNCTION
         stating = [s for s in _statements(passages) if states.search(s.split(_LEAD, 1)[-1])]
         if not any(not terms or terms & set(_TOKENIZER(s)) for s in stating):
             return what
