@@ -265,3 +265,45 @@ def scan_of(src: Path, out: Path, pages: set[int] | None = None, dpi: int = 200,
             target.insert_image(target.rect, pixmap=pix)
         scan.save(out)
     return out
+
+
+def health_policy_pdf(path: Path) -> Path:
+    """A health wording as Indian insurers set one: bold section headings, clauses numbered "2.5"
+    and exclusions numbered "7)" with their codes, run into their text in body type; "Rs." amounts;
+    a footer that names the policy before its page number."""
+    b = PdfBuilder(footer="Arogya Shield Health Policy - UIN ASH-2026 - Page {n} of {total}")
+    b.heading("Arogya Shield Health Insurance Policy", size=15)
+    b.heading("Section 2. Benefits")
+    b.paragraph(
+        "2.4 Day Care Procedures. The Company shall pay for day care treatment listed in Annexure I, such as "
+        "cataract surgery and dialysis, even though the insured is not hospitalised for 24 hours."
+    )
+    b.paragraph(
+        "2.5 Road Ambulance. The Company shall reimburse the cost of a road ambulance used to take the insured "
+        "to hospital in an emergency, up to Rs. 2,000 per hospitalisation."
+    )
+    b.heading("Section 3. Waiting Periods and Exclusions")
+    b.paragraph("The Company shall not be liable to make any payment under this Policy for any claim caused by:")
+    b.paragraph(
+        "1) Pre-Existing Diseases (Code-Excl01): a. Expenses related to the treatment of a pre-existing disease "
+        "shall be excluded until the expiry of 36 months of continuous coverage."
+    )
+    b.paragraph(
+        "2) 30-day waiting period (Code-Excl03): a. Expenses related to the treatment of any illness within 30 "
+        "days from the first policy commencement date shall be excluded except claims arising due to an accident."
+    )
+    b.paragraph(
+        "3) Maternity (Code-Excl18): a. Medical treatment expenses traceable to childbirth (including complicated "
+        "deliveries and caesarean sections incurred during hospitalisation) except ectopic pregnancy; b. Expenses "
+        "towards miscarriage (unless due to an accident) and lawful medical termination of pregnancy."
+    )
+    b.paragraph(
+        "4) Cosmetic or Plastic Surgery (Code-Excl08): Expenses for cosmetic or plastic surgery unless for "
+        "reconstruction following an accident, burn or cancer."
+    )
+    b.heading("Section 4. Claims Procedure")
+    b.paragraph(
+        "4.1 Notification of Claim. In case of emergency hospitalisation, the Company shall be intimated within "
+        "24 hours of admission. 4.2 Cashless Claims. Cashless treatment is available only at network hospitals."
+    )
+    return b.save(path)

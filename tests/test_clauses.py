@@ -169,3 +169,34 @@ def test_a_contract_s_answer_cites_the_run_in_clause_its_quote_is_in(tmp_path):
     assert cited.section == "1. DEFINITIONS."  # the passage's own section is kept, for the record
     assert cited.cited_section == "3. EXCLUSIVITY" and "· 3. EXCLUSIVITY ·" in cited.label
     assert "clauses" not in cited.model_dump()  # offsets are working state, not part of the answer
+
+
+@pytest.fixture(scope="module")
+def health(tmp_path_factory):
+    root = tmp_path_factory.mktemp("health")
+    bot = PolicyBot(make_settings(root / "home"))
+    assert bot.ingest_file(pdfs.health_policy_pdf(root / "arogya-shield-policy.pdf")).status == "ingested"
+    return bot
+
+
+def test_an_exclusion_numbered_7_inside_section_3_is_cited_under_it_and_not_covered(health):
+    """A held-out layout: "3) Maternity (Code-Excl18):" inside the bold "Section 3. Waiting Periods and
+    Exclusions". Numbered otherwise, it is an item of the section, not a sibling that replaces it: the
+    quote reads *Not covered*, under "3) Maternity (Code-Excl18)"."""
+    answer = health.ask("my wife is pregnant, will the policy pay for the delivery?", use_llm=False)
+    [line] = [ln for ln in answer.answer.splitlines() if "traceable to childbirth" in ln]
+    assert re.match(r'\d+\. Not covered: "3\) Maternity \(Code-Excl18\):', line), line
+    assert line.endswith("· 3) Maternity (Code-Excl18) · p.1"), line
+    [cited] = [c for c in answer.citations if c.quote and "childbirth" in c.quote]
+    assert cited.cited_section == "Section 3. Waiting Periods and Exclusions > 3) Maternity (Code-Excl18)"
+
+
+def test_an_amount_in_rupees_is_quoted_whole_and_a_price_never_asked_is_not_read_from_it(health):
+    """ "up to Rs. 2,000" was cut at "Rs." and the answer said no amount was stated; once whole, it must
+    not answer what the policy itself costs. The two-page footer never enters a quote."""
+    ambulance = health.ask("how much do you pay for the ambulance?", use_llm=False)
+    assert "up to Rs. 2,000 per hospitalisation." in ambulance.answer
+    assert "do not seem to state" not in ambulance.answer
+    price = health.ask("How much does this policy cost per month?", use_llm=False)
+    assert price.answer.startswith("Your documents do not seem to state an amount for this.")
+    assert not any("Page 1 of" in c.text for c in price.citations + ambulance.citations)
