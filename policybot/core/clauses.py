@@ -21,8 +21,7 @@ MAX_CLAUSE_TITLES = 4  # per chunk: the header stays a label, not a second text
 _SEPARATOR = " — "
 _JOIN = "; "
 _WORD = re.compile(r"[^\W_]+")
-# A title's number, after an optional keyword: "3.", "12.2", "Section 11.5", "18)".
-_NUMBER = re.compile(r"^\s*(?:(?:section|article|clause)\s+)?(\d{1,3}(?:\.\d{1,3})*)(?![\d])", re.IGNORECASE)
+# A title's number, after an optional keyword, and the mark after it: "3.", "12.2", "Section 11.5", "18)".
 _STYLE = re.compile(r"^\s*(?:(section|article|clause)\s+)?(\d{1,3}(?:\.\d{1,3})*)(?!\d)([.)])?", re.IGNORECASE)
 # A line that opens with a clause or list number: "7. ", "18) ", "12.3 ", "Section 4."; a bare
 # number before a word ("30 days after…", a wrapped line) is not one.
@@ -65,9 +64,10 @@ def header_clauses(index_text: str, title: str, section: str) -> list[str]:
 def clause_starts(text: str, titles: Sequence[str]) -> list[tuple[int, str | None]]:
     """Where each clause of a chunk starts in its text, as (offset, title). A listed title that the
     text does not open (the clause the chunk opens inside) starts at 0. A clause ends where a line
-    opens with another number of its depth: "7." after "6. Special Limits." is an untitled item of
-    the same list, and "5." after a full header's "4. Base Flood." a clause the header left out
-    (``MAX_CLAUSE_TITLES``); from there the clause is unknown (None)."""
+    opens with another number of its depth ("7." after "6. Special Limits." is an untitled item of
+    the same list, and "5." after a full header's "4. Base Flood." a clause the header left out:
+    ``MAX_CLAUSE_TITLES``) or where the contract's signatures or exhibits begin; from there the
+    clause is unknown (None)."""
     starts: list[tuple[int, str | None]] = []
     for title in titles:
         at = _title_at(text, title)
@@ -79,7 +79,7 @@ def clause_starts(text: str, titles: Sequence[str]) -> list[tuple[int, str | Non
     ends: list[tuple[int, str | None]] = []
     for i, (at, name) in enumerate(starts):
         until = starts[i + 1][0] if i + 1 < len(starts) else len(text)
-        end = _sibling_at(text, name or "", at, until)
+        end = _clause_end(text, name or "", at, until)
         if end is not None:
             ends.append((end, None))
     return sorted(starts + ends, key=lambda s: s[0])
@@ -151,8 +151,8 @@ def _numbering(title: str) -> tuple[str, str, int, str] | None:
 
 
 def _number(title: str) -> str | None:
-    m = _NUMBER.match(title)
-    return m.group(1) if m else None
+    numbering = _numbering(title)
+    return numbering[0] if numbering else None
 
 
 def _title_at(text: str, title: str) -> int | None:
@@ -165,7 +165,7 @@ def _title_at(text: str, title: str) -> int | None:
     return m.start() if m else None
 
 
-def _sibling_at(text: str, title: str, after: int, until: int) -> int | None:
+def _clause_end(text: str, title: str, after: int, until: int) -> int | None:
     """Where, between ``after`` and ``until``, the clause has ended: a line opens with another number
     of the title's depth ("7." after "6.", "12.3" after "12.2"; the chunk's first line too, when it
     opens inside the clause), or the contract's clauses end (``_PART``)."""
@@ -174,9 +174,7 @@ def _sibling_at(text: str, title: str, after: int, until: int) -> int | None:
     number = _number(title)
     if number:
         depth = number.count(".")
-        ends += [
-            m.start()
-            for m in _LINE_NUMBER.finditer(text, after, until)
-            if m.group(1) != number and m.group(1).count(".") == depth
-        ][:1]
+        found = (m for m in _LINE_NUMBER.finditer(text, after, until) if m.group(1) != number)
+        sibling = next((m for m in found if m.group(1).count(".") == depth), None)
+        ends += [sibling.start()] if sibling else []
     return min(ends) if ends else None
