@@ -458,3 +458,18 @@ def test_a_short_quote_never_runs_into_the_next_numbered_clause():
     )
     quote = choose_quote(text, lambda unit: 1.0 if "health card" in unit else 0.0)
     assert quote.text(text) == "The insured shall present the health card at the hospital's insurance desk."
+
+
+def test_an_article_heading_in_capitals_is_never_quoted_for_itself():
+    """A contract's article heading has no blank line after it, but it is no answer: the quote is a
+    sentence of the article, not "ARTICLE VII LIMITATION ON LIABILITY AND INDEMNIFICATION"."""
+    text = (
+        "ARTICLE VII LIMITATION ON LIABILITY AND INDEMNIFICATION\n7.1 Responsibility and Control. Each Party "
+        "shall be solely responsible for its own work.\n7.2 Limitation of Liability. EXCEPT FOR FRAUD, IN NO "
+        "EVENT WILL EITHER PARTY BE LIABLE TO THE OTHER PARTY FOR LOST PROFITS."
+    )
+    quote = choose_quote(text, lambda unit: 1.0 if unit.startswith("ARTICLE") else 0.5 if "LIABLE" in unit else 0.0)
+    assert (
+        quote.text(text)
+        == "EXCEPT FOR FRAUD, IN NO EVENT WILL EITHER PARTY BE LIABLE TO THE OTHER PARTY FOR LOST PROFITS."
+    )

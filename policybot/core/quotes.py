@@ -211,9 +211,15 @@ def is_list_item(unit: str) -> bool:
 
 
 def _is_heading_unit(text: str, s: int, e: int) -> bool:
-    """A unit that is a heading standing apart (a blank line after it, no sentence end): it can
-    lead in a list, never be quoted for itself."""
-    return text[e - 1 : e] not in ".;:!?" and bool(_BLANK_LINE_AFTER.match(text, e))
+    """A unit that is a heading (no sentence end, and a blank line after it, or in capitals: a
+    contract's "ARTICLE VII LIMITATION ON LIABILITY AND INDEMNIFICATION"): it can lead in a list,
+    never be quoted for itself."""
+    if text[e - 1 : e] in ".;:!?":
+        return False
+    unit = text[s:e]
+    words = len(unit.split()) > 1 and not _ITEM.match(unit)  # "•  CHAPS" is a list item, not a heading
+    capitals = words and not any(c.islower() for c in unit) and any(c.isalpha() for c in unit)
+    return capitals or bool(_BLANK_LINE_AFTER.match(text, e))
 
 
 def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
