@@ -1131,6 +1131,9 @@ def test_a_question_asking_for_a_quantity_is_quoted_by_the_sentence_that_states_
     assert asks_quantity("What is the waiting period for accidental damage?")
     assert asks_quantity("how long do I have to claim") and asks_quantity("What percentage must it be insured to?")
     assert not asks_quantity("Is my bike covered if it is stolen?")
+    # A deadline asked of the visitor: "when do I…", "when must we…"; not "when does the policy cover…".
+    assert asks_quantity("I was rushed to hospital at night, when do I have to tell you?")
+    assert not asks_quantity("When does the policy cover flood damage?")
     assert unit_quantities("There is a waiting period of 14 days for the optional extensions.") == {"period"}
     assert unit_quantities("1. At least 80 percent of its replacement cost;") == {"share"}
     assert not unit_quantities("2. The maximum amount of insurance available for that building.")

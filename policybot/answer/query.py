@@ -406,14 +406,16 @@ def _bare_ask(text: str) -> bool:
 
 # A question that asks for an amount, a period or a date.
 _ASKS_QUANTITY = re.compile(
-    r"\b(?:how (?:much|long|many|soon|often|late)|by when|what percentage|which date|what (?:is|are) the "
+    r"\b(?:how (?:much|long|many|soon|often|late)|by when|when (?:do|must|should|can|shall|will|would) (?:i|we)\b"
+    r"|what percentage|which date|what (?:is|are) the "
     r"(?:\w+ ){0,3}(?:period|limit|limits|deductible|excess|amount|cost|price|percentage|fee|deadline|time limit))\b",
     re.IGNORECASE,
 )
 
 
 def asks_quantity(question: str) -> bool:
-    """ "How long do I have…?", "What is the waiting period…?": the answer is a quantity."""
+    """ "How long do I have…?", "What is the waiting period…?", "When do I have to tell you?": the
+    answer is a quantity."""
     return bool(_ASKS_QUANTITY.search(question))
 
 
