@@ -210,16 +210,12 @@ class ExtractiveWriter:
         quote = _whole_definition(src, quote, asked.question) if asked.meaning else quote
         second = self._second(src, chosen, closeness, begin, quote) if score is closeness else None
         quotes = [quote] if second is None else [quote, second]  # the second: see ``_second``
-        quoted[src.n] = _with_quotes(src, quotes)
+        placed = [_placed(src, q) for q in quotes]
+        quoted[src.n] = _with_quotes(src, quotes, placed[0][1])
         items = []
-        for q in quotes:
-            shown = shown_quote(src, q)
+        for q, (shown, place) in zip(quotes, placed):
             close = _best_unit(asked.cosine or closeness, src.text, q.start, q.end)
-            clause_section = cited_under(src.section, src.clauses, q.start)
-            role = plain_label(role_section(src.section, clause_section), shown)
-            items.append(
-                (quoted[src.n].model_copy(update={"role": role, "clause_section": clause_section}), shown, close)
-            )
+            items.append((quoted[src.n].model_copy(update=place), shown, close))
         return items
 
     @staticmethod
@@ -446,19 +442,29 @@ def shown_quote(src: Citation, quote: Quote) -> str:
     return lead + ELLIPSIS + shown if lead else shown
 
 
-def _with_quotes(src: Citation, quotes: Sequence[Quote]) -> Citation:
-    """The source as cited: its first quote's span, any other quote highlighted beside it."""
+def _placed(src: Citation, quote: Quote) -> tuple[str, dict[str, str | None]]:
+    """A quote as the reader sees it, and where it is cited: the run-in clause it stands in, and
+    its role read from there (``core/clauses``)."""
+    shown = shown_quote(src, quote)
+    clause_section = cited_under(src.section, src.clauses, quote.start)
+    return shown, {
+        "clause_section": clause_section,
+        "role": plain_label(role_section(src.section, clause_section), shown),
+    }
+
+
+def _with_quotes(src: Citation, quotes: Sequence[Quote], first_place: dict[str, str | None]) -> Citation:
+    """The source as cited: its first quote's span (cited where ``first_place`` says), any other quote
+    highlighted beside it."""
     first = quotes[0]
-    clause_section = cited_under(src.section, src.clauses, first.start)
     return src.model_copy(
         update={
-            "clause_section": clause_section,
+            **first_place,
             "cited": True,
             "quote": src.text[first.start : first.end],
             "quote_start": first.start,
             "quote_end": first.end,
             "verified": True,
-            "role": plain_label(role_section(src.section, clause_section), shown_quote(src, first)),
             "also_quoted": [*src.also_quoted, *((q.start, q.end) for q in quotes[1:])],
         }
     )
