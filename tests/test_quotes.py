@@ -473,3 +473,36 @@ def test_an_article_heading_in_capitals_is_never_quoted_for_itself():
         quote.text(text)
         == "EXCEPT FOR FRAUD, IN NO EVENT WILL EITHER PARTY BE LIABLE TO THE OTHER PARTY FOR LOST PROFITS."
     )
+
+
+def test_digits_repeating_a_spelled_number_on_the_next_line_open_no_list_item():
+    """A contract writes "thirty (30) days"; where the line broke after "thirty", the answer quoted
+    "(30) days before the expiration of the term then in effect." alone. A list item after a lead-in
+    still starts its own unit, whatever word the lead-in ends with."""
+    text = (
+        "A party wishing to renew this Agreement shall give notice no less than thirty\n"
+        "(30) days before the expiration of the term then in effect. The fee is ten percent\n(10%) of sales."
+    )
+    assert [" ".join(text[s:e].split()) for s, e in quote_units(text)] == [
+        "A party wishing to renew this Agreement shall give notice no less than thirty (30) days before the "
+        "expiration of the term then in effect.",
+        "The fee is ten percent (10%) of sales.",
+    ]
+    listed = "Choose one:\n(1) the repair;\n(2) the payment."
+    assert [listed[s:e] for s, e in quote_units(listed)] == ["Choose one:", "(1) the repair;", "(2) the payment."]
+
+
+def test_the_text_after_a_run_on_capital_heading_is_quoted_from_its_sentence_start():
+    """ "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A" was taken whole as the section's
+    heading, and the quote began "BREACH OF SECTION 11, NEITHER PARTY…"; the heading is its title."""
+    from policybot.core.passages import heading_end
+
+    section = "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A"
+    text = section + "\nBREACH OF SECTION 11, NEITHER PARTY SHALL BE LIABLE FOR LOST PROFITS.\nEach party may audit."
+    body = text[heading_end(section, text) :]
+    assert body.startswith("EXCEPT IN THE EVENT OF A\nBREACH")
+    assert " ".join(body[: quote_units(body)[0][1]].split()) == (
+        "EXCEPT IN THE EVENT OF A BREACH OF SECTION 11, NEITHER PARTY SHALL BE LIABLE FOR LOST PROFITS."
+    )
+    plain = "2.5 Escape of water\nWe will cover water escaping."
+    assert plain[heading_end("Section 2 > 2.5 Escape of water", plain) :] == "We will cover water escaping."

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from policybot.core.text import ends_in_abbreviation, split_spans
+from policybot.core.text import ends_in_abbreviation, ends_in_number_word, split_spans
 
 MAX_QUOTE_CHARS = 500
 SHORT_QUOTE_CHARS = 120
@@ -71,6 +71,7 @@ _REFERS_BACK = re.compile(
     r"|[^,;:.\n]*\b(?:still|otherwise)\b)",
     re.IGNORECASE,
 )
+_DIGITS_IN_BRACKETS = re.compile(r"^\(\d{1,3}(?:,\d{3})*(?:\.\d+)?%?\)")
 _ITEM = re.compile(r"^(?:\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]|[-•])\s", re.IGNORECASE)
 # A Markdown table row, as ingestion writes tables ("|Money|$750|"), and its separator row ("|---|---|").
 _TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.MULTILINE)
@@ -145,20 +146,30 @@ def _prose_units(text: str, begin: int, end: int, width: int) -> list[tuple[int,
 def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans rejoined where a break followed an abbreviation and the next one goes on in lowercase or
     with a number ("…will expire at 12:01 a.m. on the last day…", "up to Rs. 2,000 per
-    hospitalisation", "under Sec. 4"), not at a list item ("b. If…", "2. The…")."""
+    hospitalisation", "under Sec. 4"), not at a list item ("b. If…", "2. The…"); and where a line
+    broke between a spelled number and its digits ("no less than thirty\n(30) days before…")."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
         after = text[s:e].strip()
-        if (
-            out
-            and (after[:1].islower() or after[:1].isdigit())
-            and not (_ITEM.match(after) or _BARE_MARKER.match(after))
-            and ends_in_abbreviation(text[out[-1][0] : out[-1][1]])
-        ):
+        before = text[out[-1][0] : out[-1][1]] if out else ""
+        if out and (_goes_on_after_abbreviation(before, after) or _repeats_number(before, after)):
             out[-1] = (out[-1][0], e)
         else:
             out.append((s, e))
     return out
+
+
+def _goes_on_after_abbreviation(before: str, after: str) -> bool:
+    return (
+        (after[:1].islower() or after[:1].isdigit())
+        and not (_ITEM.match(after) or _BARE_MARKER.match(after))
+        and ends_in_abbreviation(before)
+    )
+
+
+def _repeats_number(before: str, after: str) -> bool:
+    """ "thirty" then "(30) days…": the digits in brackets repeat the spelled number before them."""
+    return bool(_DIGITS_IN_BRACKETS.match(after)) and ends_in_number_word(before)
 
 
 def _run_in_title(text: str, s: int, e: int) -> bool:

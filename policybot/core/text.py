@@ -194,6 +194,22 @@ _ABBREVIATIONS = frozenset(
 )
 
 
+# Spelled numbers: contracts write amounts and periods twice, "thirty (30) days", and a line may
+# break between the two; "(30)" then opens no list item.
+_SPELLED_NUMBER_END = re.compile(
+    r"(?:\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
+    r"|thousand|million|billion)|percent|per cent)\s*$",
+    re.IGNORECASE,
+)
+
+
+def ends_in_number_word(before: str) -> bool:
+    """Whether ``before`` ends in a spelled number ("thirty", "forty-five", "one hundred"): the
+    "(30)" after it repeats the number in digits."""
+    return bool(_SPELLED_NUMBER_END.search(before[-40:]))
+
+
 def ends_in_abbreviation(before: str) -> bool:
     """Whether ``before`` (text up to a full stop, with or without it) ends in an abbreviation:
     "e.g", "approx", "a.m." (dotted initials)."""
