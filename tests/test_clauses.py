@@ -112,6 +112,12 @@ def test_a_contract_s_last_clause_ends_where_its_signatures_and_exhibits_begin()
         ("", "3. Term.", "3. Term."),
         ("ARTICLE VIII", "Section 8.2. Notice\xa0and  Defense", "ARTICLE VIII > Section 8.2. Notice and Defense"),
         ("1. DEFINITIONS.", None, "1. DEFINITIONS."),
+        # A heading in capitals that ran on into its text: its clause's title is cited instead.
+        (
+            "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A",
+            "10. LIMITATION ON LIABILITY",
+            "10. LIMITATION ON LIABILITY",
+        ),
     ],
 )
 def test_a_clause_replaces_a_sibling_heading_and_goes_under_any_other(section, clause, expected):

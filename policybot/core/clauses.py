@@ -120,7 +120,8 @@ def under_clause(section: str, clause: str | None) -> str:
     the last heading when it is numbered like it ("1. DEFINITIONS." and "3. EXCLUSIVITY." are
     siblings), and goes under it when it is not ("II. Definitions > 5. Basement", "ARTICLE 12
     MISCELLANEOUS > 12.2 Assignment", "Section 3. Exclusions > 7) Maternity"). A clause that is the
-    last heading itself changes nothing."""
+    last heading itself changes nothing; one the last heading only begins with replaces it (a heading
+    in capitals that ran on into its text: "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A")."""
     if not clause:
         return section
     clause = " ".join(clause.split())  # as printed, spaced for reading ("Notice\xa0and…", "SOFTWARE    OWNERSHIP")
@@ -130,6 +131,8 @@ def under_clause(section: str, clause: str | None) -> str:
     last = parts[-1]
     if _words(last) == _words(clause) or _words(clause)[: len(_words(last))] == _words(last):
         return section
+    if _words(last)[: len(_words(clause))] == _words(clause):  # the heading ran on into its text
+        return " > ".join([*parts[:-1], clause])  # "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A"
     mine, theirs = _numbering(clause), _numbering(last)
     if mine and theirs and mine[1:] == theirs[1:]:
         return " > ".join([*parts[:-1], clause]) if mine[0] != theirs[0] else section

@@ -5,6 +5,7 @@ wherever it goes and becomes a ``Citation`` in one way."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Iterable
@@ -95,5 +96,12 @@ def heading_end(section: str, text: str) -> int:
     heading = section.split(" > ")[-1].strip() if section else ""
     first_line = text.split("\n", 1)[0].strip()
     if heading and first_line and " ".join(first_line.split()) == " ".join(heading.split()) and "\n" in text:
-        return text.index("\n") + 1
+        title = _RUN_ON_TITLE.match(text)  # a heading in capitals that ran on into its text: the text is body
+        return title.end() if title and text.index("\n") > title.end() else text.index("\n") + 1
     return 0
+
+
+# A numbered title that ends with a full stop, then more words on its line: "10. LIMITATION ON
+# LIABILITY. EXCEPT IN THE EVENT OF A" (its sentence goes on below). The words after the title are
+# the clause's first sentence, never part of its heading.
+_RUN_ON_TITLE = re.compile(r"[ \t]*(?:\d{1,3}(?:\.\d{1,3})*\.?|[A-Z]\.)[ \t]+[A-Z][^.\n]{1,80}\.[ \t]+(?=\S)")
