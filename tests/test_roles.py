@@ -56,3 +56,20 @@ def test_a_title_that_holds_cover_inside_a_word_says_nothing_of_cover():
     quote = "If you pay the additional amount within 30 days, we will reform the policy."
     assert plain_label(section, quote) == "Condition"
     assert plain_label("2.4 Recovery of costs", "You must pay us back before you keep any money.") == "Condition"
+
+
+def test_a_refusal_of_something_other_than_cover_is_not_labelled_not_covered():
+    """A privacy policy's "we will not share" and a contract's "shall not run banner advertisements"
+    refuse something, but no cover: read beside them, *Not covered* would mislead."""
+    assert plain_label("", "We will not share any information we collect with anyone outside of the Archives.") is None
+    assert plain_label("Children", "We do not sell any personal information to third parties.") is None
+    ads = "i-Escrow shall not run banner advertisements. 2TheMart shall list the companies they would like to exclude."
+    assert plain_label("2.4 RESTRICTIONS ON COMMUNICATIONS", ads) is None
+    assert plain_label("3. By debit or credit card", "You cannot pay by personal credit card.") is None
+    # A refusal of cover still is one, however it is worded.
+    gradually = "We will not pay for damage caused by water escaping gradually."
+    assert plain_label("2.5 Escape of water", gradually) == "Not covered"
+    assert plain_label("V. EXCLUSIONS", "We do not insure any of the following: a. Property.") == "Not covered"
+    services = "You cannot get Statutory Maternity Leave if you have a contract for services."
+    assert plain_label("1. Overview", services) == "Not covered"
+    assert plain_label("ARTICLE 9 INDEMNITY", "The Company shall not be liable for any indirect loss.") == "Limit"

@@ -25,9 +25,18 @@ _ROLE_OF_TITLE: list[tuple[EvidenceRole, re.Pattern[str]]] = [
     ("condition", re.compile(r"conditions?|\bcancel|obligations|duties|requirements?", re.I)),
     ("covers", re.compile(r"\bcover|insured|insuring|coverage|benefits?|what we pay|extensions?", re.I)),
 ]
+# What a cover is refused by: "we will not pay", "we do not cover", "we shall not be liable". A
+# refusal of something else ("we will not share your information", "we do not sell it to third
+# parties", "i-Escrow shall not run banner advertisements") neither limits nor excludes a cover.
+_REFUSED = (
+    r"(?:we|it|they|this policy|the policy|the insurer) (?:will|do|does|shall|would) not (?:\w+ ){0,2}?"
+    r"(?:pay|cover|insure|include|reimburse|refund|indemnify|compensate|accept|be liable|be responsible)"
+    r"|we (?:won't|won’t|don't|don’t) (?:\w+ ){0,2}?(?:pay|cover|insure|include|reimburse|refund)"
+)
 _LIMITING_WORDS = re.compile(
-    r"\b(?:we will not|we do not|does not (?:cover|insure|apply)|not (?:covered|insured)|excluded?|exclusions?|"
-    r"except|the most we will pay|deductible|excess|limited to|no more than)\b",
+    rf"\b(?:{_REFUSED}|does not (?:cover|insure|apply)|not (?:covered|insured)|excluded|we exclude|exclusions?|"
+    r"except|the most we will pay|deductible|excess|limited to|no more than|"
+    r"(?:shall|will) not be (?:liable|responsible)|neither party (?:shall|will) be liable)\b",
     re.I,
 )
 
@@ -49,8 +58,10 @@ def role_of(section: str, quote: str) -> EvidenceRole:
 
 
 _EXCLUDING_WORDS = re.compile(
-    r"\b(?:we will not|we do not|we don't|does not (?:cover|insure|include)|not (?:covered|insured|included)|"
-    r"excluded?|exclusions?|what is not covered|you cannot|you can't|is not eligible|are not eligible)\b",
+    rf"\b(?:{_REFUSED}|does not (?:cover|insure|include)|not (?:covered|insured|included)|"
+    r"excluded|we exclude|exclusions?|what is not covered|"
+    r"you (?:cannot|can't|can’t|can not) (?:\w+ ){0,2}?(?:get|claim|receive)|"
+    r"(?:is|are) not eligible|(?:do|does) not qualify|(?:is|are) not entitled)\b",
     re.I,
 )
 # The plain words a citizen reads beside a quote, by role.
