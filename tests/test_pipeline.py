@@ -1228,3 +1228,24 @@ def test_a_bulleted_condition_is_listed_without_its_bullet():
         '- "Once matched, you need to visit the child in their own country." [3][2]',
         '- "(c) You must tell us within 14 days." [1]',
     ]
+
+
+def test_a_condition_under_a_heading_line_is_listed_with_the_heading_that_says_when():
+    """A guide's "If you live in Scotland" heads the sentence it conditions, without a full stop: the
+    condition is listed as heading and sentence ("If you live in Scotland … You can apply…"), never
+    the heading alone nor run into its sentence as one."""
+    guide = (
+        "1. How it works\n"
+        "You could get a Funeral Expenses Payment if you get certain benefits and need help to pay for a\n"
+        "funeral you’re arranging, up to the cost of a simple funeral in the area where the person lived.\n"
+        "If you live in Scotland\n"
+        "You can apply for a Funeral Support Payment instead of this payment.\n"
+        "The payment is made to you or to the funeral director."
+    )
+    answer = _guide_answer(guide, "1. How it works", "Can I get a Funeral Expenses Payment to pay for a funeral?")
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :] if "Depends on:" in lines else []
+    heading = '- "If you live in Scotland … You can apply for a Funeral Support Payment instead of this payment." [1]'
+    assert heading in depends, answer.answer
+    assert not any(line.startswith('- "If you live in Scotland" ') for line in depends)
+    assert "Scotland You can" not in answer.answer

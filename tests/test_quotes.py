@@ -499,10 +499,43 @@ def test_the_text_after_a_run_on_capital_heading_is_quoted_from_its_sentence_sta
 
     section = "10. LIMITATION ON LIABILITY. EXCEPT IN THE EVENT OF A"
     text = section + "\nBREACH OF SECTION 11, NEITHER PARTY SHALL BE LIABLE FOR LOST PROFITS.\nEach party may audit."
-    body = text[heading_end(section, text) :]
-    assert body.startswith("EXCEPT IN THE EVENT OF A\nBREACH")
-    assert " ".join(body[: quote_units(body)[0][1]].split()) == (
+    begin = heading_end(section, text)
+    assert text[begin:].startswith("EXCEPT IN THE EVENT OF A\nBREACH")
+    s, e = quote_units(text, begin)[0]
+    assert " ".join(text[s:e].split()) == (
         "EXCEPT IN THE EVENT OF A BREACH OF SECTION 11, NEITHER PARTY SHALL BE LIABLE FOR LOST PROFITS."
     )
     plain = "2.5 Escape of water\nWe will cover water escaping."
     assert plain[heading_end("Section 2 > 2.5 Escape of water", plain) :] == "We will cover water escaping."
+
+
+FUNERAL = (
+    "You could get a Funeral Expenses Payment (also called a Funeral Payment) if you get\n"
+    "certain benefits and need help to pay for a funeral you’re arranging.\n"
+    "This guide is also available in Welsh (Cymraeg).\n"
+    "If you live in Scotland\n"
+    "You can apply for a Funeral Support Payment. It has replaced Funeral Expenses\n"
+    "Payment in Scotland.\n"
+    "Time limits on making a claim\n"
+    "You can only claim for a child once they are 2 years old.\n"
+)
+
+
+def test_a_heading_line_between_sentences_is_set_apart_and_shown_only_when_it_says_when():
+    """A guide's sub-heading has no full stop and ran into the sentence under it: "Time limits on
+    making a claim You can only claim…". It is a unit of its own, never quoted alone; one that says
+    when the sentence applies ("If you live in Scotland") is shown before it, as a lead-in is. A
+    sentence wrapped before a capitalised word ("…Funeral Expenses" / "Payment in Scotland.") and a
+    table row stay as they are."""
+    units = [" ".join(FUNERAL[s:e].split()) for s, e in quote_units(FUNERAL)]
+    assert units[2:] == [
+        "If you live in Scotland",
+        "You can apply for a Funeral Support Payment.",
+        "It has replaced Funeral Expenses Payment in Scotland.",
+        "Time limits on making a claim",
+        "You can only claim for a child once they are 2 years old.",
+    ]
+    scotland = choose_quote(FUNERAL, words_score("scotland", "funeral", "support", "payment")).text(FUNERAL)
+    assert scotland.startswith("If you live in Scotland … You can apply for a Funeral Support Payment.")
+    child = choose_quote(FUNERAL, words_score("time", "limits", "claim", "child")).text(FUNERAL)
+    assert child == "You can only claim for a child once they are 2 years old."

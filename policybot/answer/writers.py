@@ -30,7 +30,16 @@ from policybot.answer.support import SupportChecker
 from policybot.core.clauses import cited_under, role_section
 from policybot.core.glossary import DEFINITION_ITEM
 from policybot.core.passages import body_start, lead_in_for
-from policybot.core.quotes import ELLIPSIS, MAX_QUOTE_CHARS, Quote, choose_quote, is_list_item, other_quote, quote_units
+from policybot.core.quotes import (
+    ELLIPSIS,
+    MAX_QUOTE_CHARS,
+    Quote,
+    choose_quote,
+    is_heading_line,
+    is_list_item,
+    other_quote,
+    quote_units,
+)
 from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum, heading_title, in_definitions, names_phrase
 from policybot.core.timing import Timings
@@ -616,7 +625,8 @@ def _conditions(
                 continue
             score = max(closeness(part) for part in parts)
             if (rank == 0 and own) or (score > 0 and score >= CONDITION_SHARE * best):
-                found.append((rank == 0 and len(parts) > 1, score, len(parts), src.n, text, (s, e)))
+                listed_under = len(parts) > 1 and parts[0].rstrip().endswith(":")  # a lead-in with its list
+                found.append((rank == 0 and listed_under, score, len(parts), src.n, text, (s, e)))
     found.sort(key=lambda f: (not f[0], -f[1], -f[2]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
     listed: set[str] = set()
@@ -677,10 +687,18 @@ def _defining_sentences(
 
 def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
     """A passage's candidate conditions: (text as shown, span, the units it is made of). Every
-    sentence or list item is one; so is a lead-in ending in ":" with the list items after it."""
+    sentence or list item is one (under its heading line, when it has one); so is a lead-in ending
+    in ":" with the list items after it."""
     spans = quote_units(src.text, body_start(src))
     units = [src.text[s:e] for s, e in spans]
-    out = [(" ".join(unit.split()), span, [unit]) for unit, span in zip(units, spans)]
+    heads = [is_heading_line(src.text, *span) for span in spans]
+    out = [
+        _under_heading(units[i - 1], spans[i - 1], unit, span)
+        if i and heads[i - 1]
+        else (" ".join(unit.split()), span, [unit])
+        for i, (unit, span) in enumerate(zip(units, spans))
+        if not heads[i]
+    ]
     for i, unit in enumerate(units):
         j = i + 1
         while unit.rstrip().endswith(":") and j < len(units) and is_list_item(units[j]):
@@ -689,6 +707,14 @@ def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str
             start, end = spans[i][0], spans[j - 1][1]
             out.append((" ".join(src.text[start:end].split()), (start, end), units[i:j]))
     return out
+
+
+def _under_heading(
+    heading: str, heading_span: tuple[int, int], unit: str, span: tuple[int, int]
+) -> tuple[str, tuple[int, int], list[str]]:
+    """A sentence as a condition under the heading line that says when it applies ("If you live in
+    Scotland … You can apply for a Funeral Support Payment.")."""
+    return " ".join(heading.split()) + ELLIPSIS + " ".join(unit.split()), (heading_span[0], span[1]), [heading, unit]
 
 
 def _clause_heading(src: Citation) -> str:

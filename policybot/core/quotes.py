@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from policybot.core.roles import CONDITION_WORDS
 from policybot.core.text import ends_in_abbreviation, ends_in_number_word, split_spans
 
 MAX_QUOTE_CHARS = 500
@@ -44,6 +45,9 @@ SHORT_QUOTE_CHARS = 120
 # A line that ends with room for the next word, within this share of the passage's width, ended
 # there on purpose (``_short_line_end``); the spare share allows for letters of unequal width.
 FIT_SHARE = 0.85
+# The longest line read as a heading over the sentence below it (a guide's "Time limits on making a
+# claim", "If you have a UK Visas and Immigration account").
+HEADING_LINE_CHARS = 60
 ELLIPSIS = " … "
 # Sentence ends, and line breaks before a list item ("1.", "a)", "(c)", "-").
 # A blank line stands around a line the reader took for a heading ("Inheritance Tax"): a break too.
@@ -136,11 +140,50 @@ def _prose_units(text: str, begin: int, end: int, width: int) -> list[tuple[int,
         if _BARE_MARKER.match(text[s:e]) or _TITLE_UNIT.match(text[start:e]) or _run_in_title(text, start, e):
             pending = start
             continue
-        units.append((start, e))
+        units += _heading_apart(text, start, e, width)
         pending = None
     if pending is not None and units:  # a marker with nothing after it belongs to the last unit
         units[-1] = (units[-1][0], len(text[:end].rstrip()))
     return [piece for unit in units for piece in _new_list(text, *unit, width=width)]
+
+
+def _heading_apart(text: str, s: int, e: int, width: int) -> list[tuple[int, int]]:
+    """A sentence whose first line is a heading of its own, set apart from it: a guide's "If you live
+    in Scotland" over "You can apply for a Funeral Support Payment." has no full stop, so the two
+    ran on as one sentence. The heading is a unit (``is_heading_line``), quoted only before its
+    sentence. A list item or a numbered title is never cut so ("4.3 Claims" heads its own text)."""
+    line_end = text.find("\n", s, e)
+    if line_end < 0 or _ITEM.match(text[s:e]) or _NUMBERED.match(text[s:e]):
+        return [(s, e)]
+    if not _heading_line(text, s, line_end, width):
+        return [(s, e)]
+    return [_trim(text, s, line_end), _trim(text, line_end, e)]
+
+
+def _heading_line(text: str, s: int, e: int, width: int) -> bool:
+    """Whether ``text[s:e]`` is a short whole line standing alone as a heading: no stop or comma at its end,
+    at most ``HEADING_LINE_CHARS`` long, and the capitalised word that opens the next line would have
+    fitted on it (so the line did not wrap there)."""
+    line = text[s:e].strip()
+    if not line or "\n" in line or len(line) > HEADING_LINE_CHARS or line[-1] in ".;:!?,":
+        return False
+    if text[text.rfind("\n", 0, s) + 1 : s].strip():  # it starts mid-line: the end of a wrapped sentence's line
+        return False
+    if _BARE_MARKER.match(line) or _ITEM.match(line) or line in ("-", "•") or _TABLE_ROW.match(line):
+        return False
+    if line.split()[-1].lower() in _NEVER_LAST:  # "…EXCEPT IN THE EVENT OF A": its sentence goes on
+        return False
+    after = text[e:].lstrip(" \t")
+    if not after.startswith("\n"):
+        return False
+    word = (after.split(maxsplit=1) or [""])[0]
+    return word[:1].isupper() and len(line) + 1 + len(word) <= FIT_SHARE * width
+
+
+def is_heading_line(text: str, s: int, e: int) -> bool:
+    """Whether the unit ``text[s:e]`` is a heading line set apart from the sentence under it
+    (``_heading_apart``)."""
+    return _heading_line(text, s, e, _line_width(text))
 
 
 def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -230,7 +273,7 @@ def _is_heading_unit(text: str, s: int, e: int) -> bool:
     unit = text[s:e]
     words = len(unit.split()) > 1 and not _ITEM.match(unit)  # "•  CHAPS" is a list item, not a heading
     capitals = words and not any(c.islower() for c in unit) and any(c.isalpha() for c in unit)
-    return capitals or bool(_BLANK_LINE_AFTER.match(text, e))
+    return capitals or bool(_BLANK_LINE_AFTER.match(text, e)) or is_heading_line(text, s, e)
 
 
 def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
@@ -262,6 +305,8 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
         after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
         if not _ITEM.match(after) and not _NUMBERED.match(after) and not _LEAD_IN.search(after):  # not a new clause
             end = units[best + 1][1]
+    if lead_in is None and start == units[best][0] and _says_when(text, units, best):
+        lead_in = units[best - 1]  # "If you live in Scotland … You can apply for a Funeral Support Payment."
     following = next((i for i, (s, _) in enumerate(units) if s >= end), len(units))
     while following < len(units) and text[start:end].rstrip().endswith(":"):  # never end on a lead-in
         if units[following][1] - start > max_chars:
@@ -270,6 +315,16 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     if end - start <= max_chars:
         return Quote(start, end, lead_in, cut=_runs_on(text, end))
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _says_when(text: str, units: list[tuple[int, int]], i: int) -> bool:
+    """Whether ``units[i]`` stands under a heading line that says when it applies ("If you live in
+    Scotland", "If you have a UK Visas and Immigration account"): the heading is then shown before its
+    quote, as a lead-in is. A heading that only names the topic ("Inheritance Tax", "Time limits on
+    making a claim") is not: the citation's section names it."""
+    if i == 0 or _ITEM.match(text[units[i][0] : units[i][1]]) or not is_heading_line(text, *units[i - 1]):
+        return False
+    return bool(CONDITION_WORDS.search(text[units[i - 1][0] : units[i - 1][1]]))
 
 
 def _runs_on(text: str, end: int) -> bool:
