@@ -790,6 +790,21 @@ def test_depends_on_never_repeats_what_a_quote_already_says():
     assert answer.answer.count(condition) == 1, answer.answer
 
 
+def test_depends_on_never_lists_again_the_sentence_a_cut_quote_begins():
+    """A long conditional sentence is quoted cut at the length limit ("…"); "Depends on:" does not
+    list it again whole right under it."""
+    long = (
+        "Within five (5) business days of the date on which this Agreement is fully executed, the Company shall "
+        "submit a certificate of insurance naming the Endorser as additional insured, which certificate, or a "
+        "renewal or replacement thereof, shall remain in force at all times during the Insurance Period, and "
+        "shall require the insurer to provide at least thirty (30) days' prior written notice to the Company, "
+        "and to every additional insured named in it, of any termination, cancellation or modification thereof."
+    )
+    answer = _passages_answer([(long, "8. Indemnification and Insurance")], "Who has to carry insurance?")
+    assert "…" in answer.answer.split("Depends on:")[0], answer.answer  # the quote was cut
+    assert answer.answer.count("Within five (5) business days") == 1, answer.answer
+
+
 def test_another_passage_s_limit_leads_only_when_it_is_as_close_as_the_cover():
     """Across passages an exclusion leads a coverage answer at three quarters of the cover quote's
     closeness (it answers "no"); a limit or a condition qualifies a "yes" and leads only when at

@@ -337,6 +337,9 @@ DEPENDS_ON = "Depends on:"
 # (2026-11-26-best-passage-conditions.md; provisional, set by reading and the per-set table there).
 MAX_CONDITIONS = 5
 MAX_CONDITION_CHARS = 600
+# A quote cut at the length limit repeats the condition it begins when it holds at least this many
+# of its letters and digits (a shorter cut says too little to tell).
+MIN_BEGUN_CHARS = 80
 # A condition of a passage other than the best one is listed when it speaks to the question at
 # least half as closely as the best sentence or list item of the quoted passages.
 CONDITION_SHARE = 0.5
@@ -613,6 +616,8 @@ def _conditions(
             sources.setdefault(src.n, src)
     retrieved = [(src, shown_of[n], _condition_units(src)) for n, src in sources.items()]
     said = alnum(" ".join(shown for _, shown, _ in items))  # what any quote says already
+    # A quote cut at the length limit says the start of its sentence: the sentence is not listed again.
+    begun = [alnum(shown) for _, shown, _ in items if shown.rstrip().endswith("…")]
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
     best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
@@ -621,7 +626,9 @@ def _conditions(
         for text, (s, e), parts in units:
             # Another definition of the same Definitions passage is read as another passage would be.
             own = within is None or any(a <= s and e <= b for a, b in within)
-            if _same_words(text) in said or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
+            key = _same_words(text)
+            repeats = key in said or any(len(b) >= MIN_BEGUN_CHARS and b in key for b in begun)
+            if repeats or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
             if (rank == 0 and own) or (score > 0 and score >= CONDITION_SHARE * best):
