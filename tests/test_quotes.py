@@ -539,3 +539,41 @@ def test_a_heading_line_between_sentences_is_set_apart_and_shown_only_when_it_sa
     assert scotland.startswith("If you live in Scotland … You can apply for a Funeral Support Payment.")
     child = choose_quote(FUNERAL, words_score("time", "limits", "claim", "child")).text(FUNERAL)
     assert child == "You can only claim for a child once they are 2 years old."
+
+
+def test_a_full_bullet_line_ends_before_a_heading_line_and_headings_in_a_row_are_each_apart():
+    """ "•  6% of their income above £21,000 a year for Postgraduate loans" fills its line, so the
+    width alone cannot tell that "Pensions" after it is a heading: the heading line itself can (short,
+    and the sentence under it would have fitted on it). A bullet wrapped after "of" goes on, whatever
+    follows."""
+    payroll = (
+        "They repay:\n"
+        "•  9% of their income above £27,295 a year for Plan 2 and for all the other plans\n"
+        "•  6% of their income above £21,000 a year for Postgraduate loans\n"
+        "Pensions\n"
+        "Make pension deductions after you take off National Insurance.\n"
+    )
+    units = [payroll[s:e] for s, e in quote_units(payroll)]
+    assert units[2:] == [
+        "•  6% of their income above £21,000 a year for Postgraduate loans",
+        "Pensions",
+        "Make pension deductions after you take off National Insurance.",
+    ]
+    wrapped = (
+        "You must:\n"
+        "•  have a fixed and permanent home in the UK, the Channel Islands or the Isle of\n"
+        "Man\n"
+        "You may be able to get money from the Family Support Fund for the costs of therapy.\n"
+    )
+    assert [" ".join(wrapped[s:e].split()) for s, e in quote_units(wrapped)][1] == (
+        "• have a fixed and permanent home in the UK, the Channel Islands or the Isle of Man"
+    )
+    guide = (
+        "This guide is also available in Welsh (Cymraeg)\nPay online\n"
+        "Make sure you pay HM Revenue and Customs (HMRC) by the deadline which is on the notice you get.\n"
+    )
+    assert [guide[s:e] for s, e in quote_units(guide)] == [
+        "This guide is also available in Welsh (Cymraeg)",
+        "Pay online",
+        "Make sure you pay HM Revenue and Customs (HMRC) by the deadline which is on the notice you get.",
+    ]

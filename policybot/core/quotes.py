@@ -157,7 +157,7 @@ def _heading_apart(text: str, s: int, e: int, width: int) -> list[tuple[int, int
         return [(s, e)]
     if not _heading_line(text, s, line_end, width):
         return [(s, e)]
-    return [_trim(text, s, line_end), _trim(text, line_end, e)]
+    return [_trim(text, s, line_end), *_heading_apart(text, *_trim(text, line_end, e), width)]
 
 
 def _heading_line(text: str, s: int, e: int, width: int) -> bool:
@@ -247,7 +247,9 @@ def _short_line_end(text: str, s: int, e: int, width: int) -> int | None:
     """The first line break in ``text[s:e]`` that ends a line short, not where it wrapped: the line
     has no stop or comma at its end, the next opens with a capital, and that capitalised word would have
     fitted on the line (within ``FIT_SHARE`` of the passage's width: letters are not all as wide). A
-    marker alone on its line ("•", "(a)") is not an end: its item follows on the next line."""
+    marker alone on its line ("•", "(a)") is not an end: its item follows on the next line. A line
+    that did fill the width ends short too where the next line is a heading line of its own
+    (``_heading_line``), unless it ends on a word no sentence ends on ("…the Isle of" / "Man")."""
     for m in re.finditer(r"\n", text[s:e]):
         at = s + m.start()
         line = text[max(s, text.rfind("\n", s, at) + 1) : at].strip()
@@ -256,6 +258,13 @@ def _short_line_end(text: str, s: int, e: int, width: int) -> int | None:
         if line and not alone and line[-1] not in ".;:!?," and word[:1].isupper():
             if len(line) + 1 + len(word) <= FIT_SHARE * width:
                 return at
+            next_end = text.find("\n", at + 1, e)
+            if (
+                next_end > 0
+                and line.split()[-1].lower() not in _NEVER_LAST
+                and _heading_line(text, at + 1, next_end, width)
+            ):
+                return at  # "…for Postgraduate loans" / "Pensions" / "Make pension deductions…": a heading
     return None
 
 
