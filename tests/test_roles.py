@@ -73,3 +73,13 @@ def test_a_refusal_of_something_other_than_cover_is_not_labelled_not_covered():
     services = "You cannot get Statutory Maternity Leave if you have a contract for services."
     assert plain_label("1. Overview", services) == "Not covered"
     assert plain_label("ARTICLE 9 INDEMNITY", "The Company shall not be liable for any indirect loss.") == "Limit"
+
+
+def test_an_excess_listed_among_what_is_not_covered_is_a_limit():
+    """UK wordings list the excess first under "What is not covered": it is what the claimant pays
+    towards a claim that is paid, a *Limit*, not a loss left out."""
+    excess = "What is not covered … 1. The first £100 of each claim (the excess)."
+    assert plain_label("Section 5 - Personal belongings and baggage", excess) == "Limit"
+    assert plain_label("Section 5 > What is not covered", "1. The first £100 of each claim (the excess).") == "Limit"
+    beach = "What is not covered … 2. Loss or theft of belongings left unattended on a beach."
+    assert plain_label("Section 5 - Personal belongings and baggage", beach) == "Not covered"

@@ -96,6 +96,10 @@ _GRANTING_WORDS = re.compile(
 _EXCLUSION_TITLE = re.compile(r"exclu(?!siv)|not (?:covered|insured)", re.I)
 
 
+# The share of a claim the policyholder bears: listed among exclusions, it still limits what is paid.
+_BORNE = re.compile(r"\b(?:excess|deductible|co-?payment|co-?insurance)\b", re.I)
+
+
 def _under_exclusions(section: str) -> bool:
     """Whether the nearest title that limits is one that excludes: an item of "General Exclusions"
     ("Loss or damage caused by insects… mice") excludes though its own words never say so."""
@@ -112,6 +116,10 @@ def plain_label(section: str, quote: str) -> str | None:
     payment procedure is a *Condition* only where the quote sets one; a passage whose titles say
     nothing is labelled by what its quote says, or not at all."""
     role = role_of(section, quote)
+    if role == "limits" and _BORNE.search(quote):
+        # "What is not covered … 1. The first £100 of each claim (the excess)." is what the claimant
+        # pays, not a loss left out: a *Limit*, under whatever heading.
+        return "Limit"
     if role in ("limits", "covers", "other") and _EXCLUDING_WORDS.search(quote):
         return "Not covered"
     if role == "limits" and _under_exclusions(section) and not _GRANTING_WORDS.search(quote):
