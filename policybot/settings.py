@@ -182,6 +182,13 @@ class Settings(BaseSettings):
         "sub-heading such as 'If you get benefits' is then no longer read as the condition of the text under it, "
         "and uk-gov-schemes stated .43 of its conditions against .59 (eval/decisions/2026-11-29-plain-headings.md).",
     )
+    bare_headings: Literal["merge", "keep"] = Field(
+        "merge",
+        description="A section that holds only its own heading ('Section 8 Claims' over its sub-sections, "
+        "'Annexure II' over its table) makes no chunk of its own: 'merge' sets its words before the next sibling "
+        "section's text, or leaves them to the sub-sections and table whose path names it; 'keep' chunks it alone "
+        "(eval/decisions/2026-11-30-b-headings-numbers-refusals.md).",
+    )
     clause_titles: bool = Field(
         True,
         description="Index each chunk under the run-in clause titles it holds ('12.1 Agency; 12.2 Assignment'), "

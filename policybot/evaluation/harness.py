@@ -193,6 +193,7 @@ _LATER_INDEX_KEYS = {
     "list_lead_ins": False,
     "plain_headings": False,
     "heading_breaks": False,
+    "bare_headings": "keep",
 }
 
 
@@ -229,6 +230,7 @@ _REPORTED_SETTINGS = (
     "run_in_headings",
     "plain_headings",
     "heading_breaks",
+    "bare_headings",
     "clause_titles",
     "list_lead_ins",
     "rrf_k",

@@ -13,7 +13,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from policybot.core.text import PHRASE_BREAK, SENTENCE_BREAK, WORD_BREAK, collapse_whitespace, split_spans
+from policybot.core.text import PHRASE_BREAK, SENTENCE_BREAK, WORD_BREAK, alnum, collapse_whitespace, split_spans
 from policybot.ingestion.pdf import Line, ParsedDocument
 from policybot.settings import Settings
 
@@ -70,6 +70,46 @@ def segments_of(lines: Sequence[Line], by: str = "section") -> list[Segment]:
         current.text += line.text
         glue = "\n\n" if heading else "" if line.joins_next else "\n"
     return [s for s in out if s.text.strip()]
+
+
+def without_bare_headings(segments: Sequence[Segment]) -> list[Segment]:
+    """Segments without those that hold only their own heading ("Section 8 Claims", "ARTICLE 1 /
+    INTERPRETATION", "Annexure II: Selected Health Benefit Packages" over its table): a chunk of a
+    heading alone says nothing, yet a search by its words ranks it high, and an answer quoted it as
+    a passage. Its words are kept: where the next segment is a text segment outside it (a sibling
+    heading in the same type), they lead that segment's text; where the next is under it (its path
+    names the heading) or is its own table (indexed under its section), they are there already."""
+    out: list[Segment] = []
+    carried: Segment | None = None
+    for seg in segments:
+        if carried is not None:
+            if seg.kind == "text" and not _under(seg.section, carried.section):
+                seg = _joined(carried, seg)
+            carried = None
+        if seg.kind == "text" and _bare_heading(seg):
+            carried = seg
+            continue
+        out.append(seg)
+    return out + ([carried] if carried is not None else [])  # a heading that ends the document stays
+
+
+def _under(section: str, heading_section: str) -> bool:
+    return section == heading_section or section.startswith(f"{heading_section} > ")
+
+
+def _bare_heading(seg: Segment) -> bool:
+    """Whether every line of a segment is one of the headings its section path names."""
+    path = alnum(seg.section)
+    lines = [alnum(line) for line in seg.text.splitlines()]
+    return bool(path) and any(lines) and all(line in path for line in lines)
+
+
+def _joined(heading: Segment, seg: Segment) -> Segment:
+    """``seg`` with ``heading``'s text leading it, set apart by a blank line."""
+    prefix = heading.text.strip() + "\n\n"
+    offsets = [0] + [o + len(prefix) for o in seg.offsets]
+    pages = [heading.pages[0] if heading.pages else seg.pages[0]] + seg.pages
+    return Segment(prefix + seg.text, seg.section, seg.kind, offsets, pages)
 
 
 class TokenCounter:
@@ -183,7 +223,8 @@ class Chunker:
 
     def run(self, doc: ParsedDocument, header: Callable[[str], str] = lambda section: "") -> list[Chunk]:
         chunks: list[Chunk] = []
-        for seg in segments_of(doc.lines, self.settings.chunk_scope):
+        segments = segments_of(doc.lines, self.settings.chunk_scope)
+        for seg in without_bare_headings(segments) if self.settings.bare_headings == "merge" else segments:
             head = header(seg.section)
             budget = self.max_tokens - (self.count.one(head) + 1 if head else 0)
             if seg.kind == "table":

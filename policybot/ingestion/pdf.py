@@ -227,7 +227,11 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
         candidates.append(found)
         seen.update({_running_key(lines[i].text) for i in found})
     threshold = max(3, (len(pages) + 1) // 2)
-    running = {key for key, count in seen.items() if count >= threshold} if len(pages) >= 3 else set()
+    running = (
+        {key for key, count in seen.items() if count >= threshold}
+        if len(pages) >= 3
+        else _numbered_pair(pages, candidates)
+    )
     removed, example = 0, ""
     for idx, (lines, found) in enumerate(zip(pages, candidates)):
         drop = {i for i in found if _running_key(lines[i].text) in running or _PAGE_NUMBER.match(lines[i].text.strip())}
@@ -236,6 +240,21 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
             example = example or lines[min(drop)].text.strip()
             pages[idx] = [ln for i, ln in enumerate(lines) if i not in drop]
     return removed, example
+
+
+def _numbered_pair(pages: list[list[Line]], candidates: list[set[int]]) -> set[str]:
+    """The running lines of a two-page document, where repetition alone says too little: a line in a
+    running line's place on both pages that differs only by a number, one more on the second page
+    ("JSY Operational Guidelines, Version 2.1 | 1" and "… | 2")."""
+    if len(pages) != 2:
+        return set()
+    last: list[dict[str, int]] = [{}, {}]
+    for side, (lines, found) in enumerate(zip(pages, candidates)):
+        for i in found:
+            numbers = re.findall(r"\d+", lines[i].text)
+            if numbers:
+                last[side][_running_key(lines[i].text)] = int(numbers[-1])
+    return {key for key, n in last[0].items() if last[1].get(key) == n + 1}
 
 
 def _in_band(line: Line, height: float) -> bool:

@@ -83,6 +83,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("|gl2" if settings.term_glosses and settings.contextual_header else "")
         + ("|ph1" if settings.plain_headings else "")  # unnumbered headings start sections
         + ("|hb1" if settings.heading_breaks else "")  # a blank line around unnumbered headings
+        + ("|bh1" if settings.bare_headings == "merge" else "")  # no chunk of a heading alone
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
     )
 
