@@ -2,7 +2,15 @@
 
 import pytest
 
-from policybot.ingestion.chunking import TokenCounter, cap_span, locate, make_chunker, segments_of, split_table
+from policybot.ingestion.chunking import (
+    TokenCounter,
+    cap_span,
+    locate,
+    make_chunker,
+    segments_of,
+    split_table,
+    without_bare_headings,
+)
 from policybot.ingestion.pdf import Line, read_pdf
 from policybot.models.embeddings import get_embedder
 from policybot.models.profiles import MINILM
@@ -129,3 +137,33 @@ def test_a_line_read_as_a_heading_stands_between_blank_lines():
         "1. Overview\nYou don't usually pay tax on what you inherit.\n\nInheritance Tax\n\n"
         "You may have to pay Inheritance Tax on money\nyou inherit."
     )
+
+
+def test_a_section_holding_only_its_heading_makes_no_segment_of_its_own():
+    """ "Section 8 Claims" over its sub-sections, "Annexure II" over its table, or a heading in the type
+    of its siblings ("Section 1 - Cancellation" then "What is covered") held only their own heading: a
+    chunk of that says nothing, ranks high on its words and was quoted as a passage. Under it, its
+    words are in the path; before a sibling, they lead the sibling's text; a document's last stays."""
+    lines = [
+        Line("Section 8 Claims", 1, section="Section 8 Claims"),
+        Line("8.1 How to claim", 1, section="Section 8 Claims > 8.1 How to claim"),
+        Line("Call us on 555-0100.", 1, section="Section 8 Claims > 8.1 How to claim"),
+        Line("Annexure II: Packages", 2, section="Annexure II: Packages"),
+        Line("|Code|Rate|\n|---|---|\n|OB002|12,000|", 2, kind="table", section="Annexure II: Packages"),
+        Line("Section 1 - Cancellation", 2, section="Section 1 - Cancellation"),
+        Line("What is covered", 3, section="What is covered"),
+        Line("We pay your lost deposits.", 3, section="What is covered"),
+        Line("Complaints", 3, section="Complaints"),
+    ]
+    segments = without_bare_headings(segments_of(lines))
+    assert [(s.section, s.kind) for s in segments] == [
+        ("Section 8 Claims > 8.1 How to claim", "text"),
+        ("Annexure II: Packages", "table"),
+        ("What is covered", "text"),
+        ("Complaints", "text"),
+    ]
+    sibling = segments[2]
+    assert sibling.text == "Section 1 - Cancellation\n\nWhat is covered\nWe pay your lost deposits."
+    assert sibling.page_at(0) == 2 and sibling.page_at(sibling.text.index("We pay")) == 3
+    kept = segments_of(lines)  # bare_headings = "keep": as before
+    assert any(s.text == "Section 8 Claims" for s in kept)

@@ -347,3 +347,34 @@ def test_a_clause_is_indexed_under_the_meaning_of_the_term_its_heading_names_whe
     assert all(a.index_text == b.index_text for a, b in zip(on, off) if "Definitions" in a.section)
     assert "|gl2" in chunking_signature(c.settings, c.chunker)
     assert "|gl2" not in chunking_signature(off_settings, c.chunker)
+
+
+def test_no_chunk_holds_only_its_heading(tmp_path):
+    """A section whose heading stands over its sub-sections or its table ("Section 8 Claims",
+    "Annexure II") made a chunk of the heading alone, ranked on its words and quoted as a passage."""
+    from tests.conftest import NO_OLLAMA, make_settings
+    from tests.pdfs import PdfBuilder
+
+    b = PdfBuilder()
+    b.heading("Section 7 Cover")
+    b.heading("7.1 What we pay", size=10.5)
+    b.paragraph("We pay for loss or damage to your home caused by fire, storm or flood, up to the sum insured.")
+    b.heading("Section 8 Claims")
+    b.heading("8.1 How to claim", size=10.5)
+    b.paragraph("To make a claim, call our claims line on 555-0100 within 30 days of the loss.")
+    b.heading("Annexure II Benefit rates")
+    b.table([["Benefit", "Rate"], ["Ambulance", "2,000"], ["Day care", "9,000"]])
+    pdf = b.save(tmp_path / "claims.pdf")
+
+    def chunks(bare_headings: str) -> list:
+        home = tmp_path / bare_headings
+        bot = PolicyBot(make_settings(home, ollama_host=NO_OLLAMA, bare_headings=bare_headings))
+        assert bot.ingest_file(pdf).status == "ingested"
+        c = bot.components
+        return list(c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"]).values())
+
+    merged = chunks("merge")
+    assert not [r.text for r in merged if r.text.strip() in ("Section 8 Claims", "Annexure II Benefit rates")]
+    claim = next(r for r in merged if "555-0100" in r.text)
+    assert claim.section == "Section 8 Claims > 8.1 How to claim"
+    assert any(r.text.strip() == "Section 8 Claims" for r in chunks("keep"))

@@ -271,3 +271,9 @@ def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
     footer = "Arogya Shield Health Policy - UIN ASH-2026 - Page {n} of {total}"
     named = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "named.pdf", pages=2, footer=footer))
     assert named.stripped_lines == 2 and not any("Arogya" in ln.text for ln in named.lines)
+    # A footer that ends in a bare page number after other words ("… Version 2.1 | 1", "… | 2") goes
+    # too, on two pages, where it differs only by a number one more on the second page.
+    versioned = "JSY Operational Guidelines, Version 2.1 | {n}"
+    pair = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "versioned.pdf", pages=2, footer=versioned))
+    assert pair.stripped_lines == 2 and not any("Version 2.1" in ln.text for ln in pair.lines)
+    assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in pair.lines)
