@@ -1264,3 +1264,27 @@ def test_a_condition_under_a_heading_line_is_listed_with_the_heading_that_says_w
     assert heading in depends, answer.answer
     assert not any(line.startswith('- "If you live in Scotland" ') for line in depends)
     assert "Scotland You can" not in answer.answer
+
+
+def test_a_lead_in_under_a_heading_line_is_listed_with_the_heading_and_its_list():
+    """ "Benefits and tax credits you must get" heads "You (or your partner) must get one or more of
+    the following:" and its bullets: the condition is the three together, listed whole, as it was
+    when the heading ran into the lead-in."""
+    guide = (
+        "2. Eligibility\n"
+        "You can get a Funeral Expenses Payment if you get certain benefits and you are arranging a funeral in the\n"
+        "UK, the European Economic Area or Switzerland, and you are the partner or a close relative of the deceased.\n"
+        "Benefits and tax credits you must get\n"
+        "You (or your partner) must get one or more of the following:\n"
+        "•  Income Support\n"
+        "•  Pension Credit\n"
+        "•  Universal Credit\n"
+    )
+    answer = _guide_answer(guide, "2. Eligibility", "Can I get a Funeral Expenses Payment for my mother's funeral?")
+    lines = answer.answer.splitlines()
+    depends = lines[lines.index("Depends on:") + 1 :] if "Depends on:" in lines else []
+    listed = (
+        '- "Benefits and tax credits you must get … You (or your partner) must get one or more of the following: '
+        '• Income Support • Pension Credit • Universal Credit" [1]'
+    )
+    assert listed in depends, answer.answer

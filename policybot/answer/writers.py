@@ -242,7 +242,7 @@ class ExtractiveWriter:
         if rank is None or src.referenced_by:
             return None
         best = _best_unit(closeness, src.text, first.start, first.end)
-        groups = [span for _, span, parts in _condition_units(src) if CONDITION_WORDS.search(parts[0])]
+        groups = [span for _, span, parts in _condition_units(src) if CONDITION_WORDS.search(_lead(parts))]
         conditional = {
             src.text[s:e] for s, e in quote_units(src.text, begin) if any(s < e2 and s2 < e for s2, e2 in groups)
         }
@@ -619,7 +619,7 @@ def _conditions(
     # A quote cut at the length limit says the start of its sentence: the sentence is not listed again.
     begun = [alnum(shown) for _, shown, _ in items if shown.rstrip().endswith("…")]
     # The closest single sentence or item of the quoted passages (a group's parts are units too).
-    best = max((closeness(parts[0]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
+    best = max((closeness(parts[-1]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
     for rank, (src, _, units) in enumerate(retrieved):
         within = _quoted_definitions(src)
@@ -628,11 +628,11 @@ def _conditions(
             own = within is None or any(a <= s and e <= b for a, b in within)
             key = _same_words(text)
             repeats = key in said or any(len(b) >= MIN_BEGUN_CHARS and b in key for b in begun)
-            if repeats or not CONDITION_WORDS.search(parts[0]) or len(text) > MAX_CONDITION_CHARS:
+            if repeats or not CONDITION_WORDS.search(_lead(parts)) or len(text) > MAX_CONDITION_CHARS:
                 continue
             score = max(closeness(part) for part in parts)
             if (rank == 0 and own) or (score > 0 and score >= CONDITION_SHARE * best):
-                listed_under = len(parts) > 1 and parts[0].rstrip().endswith(":")  # a lead-in with its list
+                listed_under = any(is_list_item(part) for part in parts[1:])  # a lead-in with its list
                 found.append((rank == 0 and listed_under, score, len(parts), src.n, text, (s, e)))
     found.sort(key=lambda f: (not f[0], -f[1], -f[2]))  # on a tie, the lead-in with its list
     chosen: list[tuple[int, str, tuple[int, int]]] = []
@@ -683,7 +683,7 @@ def _defining_sentences(
     for src, shown, units in retrieved:
         for text, (s, e), parts in units:
             term = _TERM_MEANS.search(text)
-            words = set(stems(term.group(1))) if term and len(parts) == 1 else set()
+            words = set(stems(term.group(1))) if term and not any(is_list_item(p) for p in parts[1:]) else set()
             listed = text in " ".join(shown.split()) or any(text in c for _, c, _ in chosen + out)
             if words and not listed and any(words <= u for u in used):
                 out.append((src.n, text, (s, e)))
@@ -694,34 +694,41 @@ def _defining_sentences(
 
 def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
     """A passage's candidate conditions: (text as shown, span, the units it is made of). Every
-    sentence or list item is one (under its heading line, when it has one); so is a lead-in ending
-    in ":" with the list items after it."""
+    sentence or list item is one; so is a lead-in ending in ":" with the list items after it. Each
+    stands under the heading line before it, when it has one ("If you live in Scotland … You can
+    apply…", "Benefits and tax credits you must get … You (or your partner) must get one or more of
+    the following: • Income Support …"): the heading is part of what it says."""
     spans = quote_units(src.text, body_start(src))
     units = [src.text[s:e] for s, e in spans]
     heads = [is_heading_line(src.text, *span) for span in spans]
-    out = [
-        _under_heading(units[i - 1], spans[i - 1], unit, span)
-        if i and heads[i - 1]
-        else (" ".join(unit.split()), span, [unit])
-        for i, (unit, span) in enumerate(zip(units, spans))
-        if not heads[i]
-    ]
+    out = []
     for i, unit in enumerate(units):
+        if heads[i]:
+            continue
         j = i + 1
         while unit.rstrip().endswith(":") and j < len(units) and is_list_item(units[j]):
             j += 1
-        if j > i + 1:
-            start, end = spans[i][0], spans[j - 1][1]
-            out.append((" ".join(src.text[start:end].split()), (start, end), units[i:j]))
+        heading = i - 1 if i and heads[i - 1] else None
+        out += [_condition(src.text, spans, i, end, heading) for end in ([i + 1, j] if j > i + 1 else [i + 1])]
     return out
 
 
-def _under_heading(
-    heading: str, heading_span: tuple[int, int], unit: str, span: tuple[int, int]
+def _condition(
+    text: str, spans: list[tuple[int, int]], first: int, end: int, heading: int | None
 ) -> tuple[str, tuple[int, int], list[str]]:
-    """A sentence as a condition under the heading line that says when it applies ("If you live in
-    Scotland … You can apply for a Funeral Support Payment.")."""
-    return " ".join(heading.split()) + ELLIPSIS + " ".join(unit.split()), (heading_span[0], span[1]), [heading, unit]
+    """The units ``first``..``end`` of a passage as one condition, after their heading line."""
+    start, stop = spans[first][0], spans[end - 1][1]
+    shown, parts = " ".join(text[start:stop].split()), [text[s:e] for s, e in spans[first:end]]
+    if heading is None:
+        return shown, (start, stop), parts
+    s, e = spans[heading]
+    return " ".join(text[s:e].split()) + ELLIPSIS + shown, (s, stop), [text[s:e], *parts]
+
+
+def _lead(parts: list[str]) -> str:
+    """What a condition says before its list items (its heading and lead-in; a unit alone: itself)."""
+    items = [i for i, part in enumerate(parts) if i and is_list_item(part)]
+    return " ".join(parts[: items[0]] if items else parts)
 
 
 def _clause_heading(src: Citation) -> str:
