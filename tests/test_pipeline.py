@@ -1288,3 +1288,19 @@ def test_a_lead_in_under_a_heading_line_is_listed_with_the_heading_and_its_list(
         '• Income Support • Pension Credit • Universal Credit" [1]'
     )
     assert listed in depends, answer.answer
+
+
+def test_a_clause_quoted_under_its_heading_in_one_chunk_and_alone_in_the_next_is_said_once():
+    """Overlapping chunks of a contract: one holds "Mediation and Arbitration" over clause 55, the
+    next opens at "55.". The two quotes differ only by the heading: said once, citing both."""
+    clause = (
+        "55. In the event a dispute arises out of, or in connection with, this Agreement, the Members will "
+        "attempt to resolve the dispute through friendly consultation."
+    )
+    passages = [
+        (f"54. The Members submit to the courts of the State of Florida.\nMediation and Arbitration\n{clause}", "J"),
+        (f"{clause}\n56. If the dispute is not resolved, it will be referred to arbitration.", "J"),
+    ]
+    answer = _passages_answer(passages, "How is a dispute under the agreement resolved, by consultation?")
+    assert answer.answer.count("friendly consultation") == 1, answer.answer
+    assert "[1][2]" in answer.answer, answer.answer

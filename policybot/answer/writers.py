@@ -183,7 +183,7 @@ class ExtractiveWriter:
                 new = self._quote(src, chosen, asked, quoted)
                 fresh = False
                 for item in new:
-                    key = _same_words(item[1])
+                    key = _said_as(_same_words(item[1]), also)
                     if key not in also:
                         also[key], fresh = [], True
                         items.append(item)
@@ -417,6 +417,16 @@ def _within(label: str, first: str) -> str:
     ("… · 3.3 Theft · p.7; 2.7 Theft or attempted theft · p.5")."""
     title = first.split(" · ", 1)[0]
     return label.removeprefix(f"{title} · ") if " · " in first else label
+
+
+def _said_as(key: str, said: dict[str, list[int]]) -> str:
+    """The words of a quote already said that ``key`` says too, where the two differ only by what
+    one of them opens with (a heading that leads one chunk's quote of a clause, "Mediation and
+    Arbitration 55. In the event…", and not the overlapping chunk's "55. In the event…"); else
+    ``key``. Only a quote of at least ``MIN_BEGUN_CHARS`` letters and digits is matched so."""
+    if key in said or len(key) < MIN_BEGUN_CHARS:
+        return key
+    return next((k for k in said if len(k) >= MIN_BEGUN_CHARS and (k.endswith(key) or key.endswith(k))), key)
 
 
 def _same_words(shown: str) -> str:
