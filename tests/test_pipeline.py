@@ -1264,6 +1264,10 @@ def test_a_condition_under_a_heading_line_is_listed_with_the_heading_that_says_w
     assert heading in depends, answer.answer
     assert not any(line.startswith('- "If you live in Scotland" ') for line in depends)
     assert "Scotland You can" not in answer.answer
+    # A heading that only names its topic leads nothing: "What is covered … We will pay you…" is noise.
+    topic = guide.replace("If you live in Scotland", "Funeral Support Payment")
+    answer = _guide_answer(topic, "1. How it works", "Can I get a Funeral Expenses Payment to pay for a funeral?")
+    assert "Funeral Support Payment …" not in answer.answer, answer.answer
 
 
 def test_a_lead_in_under_a_heading_line_is_listed_with_the_heading_and_its_list():

@@ -705,9 +705,9 @@ def _defining_sentences(
 def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str]]]:
     """A passage's candidate conditions: (text as shown, span, the units it is made of). Every
     sentence or list item is one; so is a lead-in ending in ":" with the list items after it. Each
-    stands under the heading line before it, when it has one ("If you live in Scotland … You can
-    apply…", "Benefits and tax credits you must get … You (or your partner) must get one or more of
-    the following: • Income Support …"): the heading is part of what it says."""
+    stands under the heading line before it when that heading says when it applies ("If you live in
+    Scotland … You can apply…", "Benefits and tax credits you must get … You (or your partner) must
+    get one or more of the following: • Income Support …"): the heading is part of what it says."""
     spans = quote_units(src.text, body_start(src))
     units = [src.text[s:e] for s, e in spans]
     heads = [is_heading_line(src.text, *span) for span in spans]
@@ -718,7 +718,8 @@ def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str
         j = i + 1
         while unit.rstrip().endswith(":") and j < len(units) and is_list_item(units[j]):
             j += 1
-        heading = i - 1 if i and heads[i - 1] else None
+        # Only a heading that says when (CONDITION_WORDS): "What is covered" adds nothing to a condition.
+        heading = i - 1 if i and heads[i - 1] and CONDITION_WORDS.search(units[i - 1]) else None
         out += [_condition(src.text, spans, i, end, heading) for end in ([i + 1, j] if j > i + 1 else [i + 1])]
     return out
 
