@@ -59,7 +59,7 @@ from policybot.answer.social import social_reply
 from policybot.answer.writers import EXTRACTIVE_SOURCES, AnswerDraft, ExtractiveWriter, LLMWriter
 from policybot.core.passages import Passage
 from policybot.core.probes import Calibration
-from policybot.core.rows import DocumentRow, RowLookup
+from policybot.core.rows import DocumentRow, RowLookup, doc_of
 from policybot.core.timing import Timings
 from policybot.events import AnswerEvent, Event, PassagesEvent, StageEvent, StandaloneEvent
 from policybot.models.llm import ChatLLM, LLMUsage
@@ -141,7 +141,7 @@ class AnswerPipeline:
         with timings.measure("first_pass"):
             if len(queries) > 1 and not self._follows(question, history[-1].question, list(by_id)):
                 queries = queries[1:]
-            first = self._first_pass(queries, by_id, named)
+            first = self._first_pass(queries, by_id, named, before=history[-1].docs if history else [])
             continuing = self._continuing(first, history, scope, named)
             if continuing:  # a follow-up: searched again, mainly in the document it continues
                 named = continuing
@@ -227,10 +227,16 @@ class AnswerPipeline:
         return [NamedDocument(docs[n], "", by_conversation=True) for n in history[-1].docs[:1] if n in docs]
 
     def _first_pass(
-        self, queries: list[str], by_id: dict[str, DocumentRow], named: list[NamedDocument], decided: bool = False
+        self,
+        queries: list[str],
+        by_id: dict[str, DocumentRow],
+        named: list[NamedDocument],
+        decided: bool = False,
+        before: Sequence[str] = (),
     ) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call.
-        ``decided``: whether it keeps its context is already known (the queries are searched as given)."""
+        ``decided``: whether it keeps its context is already known (the queries are searched as given).
+        ``before``: the document the previous answer came from (``_turned_away``)."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
@@ -243,7 +249,11 @@ class AnswerPipeline:
             not decided
             and len(queries) > 1
             and auto
-            and (self._points_at_clause(queries[1], list(by_id)) or not _needs_context(lists, goes_on(queries[1])))
+            and (
+                self._points_at_clause(queries[1], list(by_id))
+                or not _needs_context(lists, goes_on(queries[1]))
+                or (not goes_on(queries[1]) and _turned_away(lists, by_id, before))
+            )
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
@@ -451,6 +461,20 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
         return False
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
+
+
+def _turned_away(lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
+    """Whether a question searched alone finds its best passage, by meaning and by words alike, in
+    one document other than the one the previous answer came from: it has turned to another document
+    ("whats the excess on my travel insurance" after a contract's liability clause). Joined to the
+    question before, its search found that clause again, closer in meaning than anything it finds
+    alone, and it was taken for a follow-up. A turn whose words say it goes on (``goes_on``) is not
+    asked this."""
+    alone, lexical = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("lexical", 1)) or []
+    if not before or not alone or not lexical:
+        return False
+    docs = {by_id[doc].name for doc in (doc_of(alone[0][0]), doc_of(lexical[0][0])) if doc in by_id}
+    return len(docs) == 1 and docs.isdisjoint(before)
 
 
 def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:
