@@ -11,6 +11,7 @@ edition of the best source said, when it read differently).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable, Generator, Iterator, Sequence
 
 import numpy as np
@@ -31,6 +32,7 @@ from policybot.answer.query import (
     asks_meaning_of_title,
     carries_on,
     clause_references,
+    own_words,
     says_little,
 )
 from policybot.answer.references import ReferenceFollower
@@ -242,8 +244,8 @@ class AnswerPipeline:
         for i, query in enumerate(queries):
             # Token match reads a citizen's own words: a follow-up joined to the question before it
             # would reward passages about both, the old topic as much as what is asked now.
-            own_words = len(queries) == 1 or i > 0
-            lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=own_words))
+            in_own_words = len(queries) == 1 or i > 0
+            lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=in_own_words))
         auto = self.settings.follow_up_context == "auto"
         stands = (
             not decided
@@ -252,7 +254,7 @@ class AnswerPipeline:
             and (
                 self._points_at_clause(queries[1], list(by_id))
                 or not _needs_context(lists, goes_on(queries[1]))
-                or (not goes_on(queries[1]) and _turned_away(lists, by_id, before))
+                or (not goes_on(queries[1]) and _turned_away(queries[1], lists, by_id, before))
             )
         )
         if stands:  # the question stands alone: search it alone
@@ -463,18 +465,31 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
 
-def _turned_away(lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
-    """Whether a question searched alone finds its best passage, by meaning and by words alike, in
-    one document other than the one the previous answer came from: it has turned to another document
-    ("whats the excess on my travel insurance" after a contract's liability clause). Joined to the
-    question before, its search found that clause again, closer in meaning than anything it finds
-    alone, and it was taken for a follow-up. A turn whose words say it goes on (``goes_on``) is not
-    asked this."""
+def _turned_away(question: str, lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
+    """Whether a question has turned to another document than the one the previous answer came from:
+    searched alone, it finds its best passage, by meaning and by words alike, in one other document,
+    and it uses a word of that document's title that the previous one's title lacks ("whats the
+    excess on my travel insurance" after a contract's liability clause). Joined to the question
+    before, its search found that clause again, closer in meaning than anything it finds alone, and it
+    was taken for a follow-up. Without the title word, a short follow-up that finds another document
+    alone ("only if the water actually reaches us?") still leans on the turn before. A turn whose words
+    say it goes on (``goes_on``) is not asked this."""
     alone, lexical = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("lexical", 1)) or []
     if not before or not alone or not lexical:
         return False
-    docs = {by_id[doc].name for doc in (doc_of(alone[0][0]), doc_of(lexical[0][0])) if doc in by_id}
-    return len(docs) == 1 and docs.isdisjoint(before)
+    found = {doc_of(alone[0][0]), doc_of(lexical[0][0])}
+    if len(found) != 1 or not found <= set(by_id) or by_id[next(iter(found))].name in before:
+        return False
+    previous = {w for d in by_id.values() if d.name in before for w in _title_words(d)}
+    return bool((set(_stems(own_words(question))) & _title_words(by_id[next(iter(found))])) - previous)
+
+
+def _title_words(doc: DocumentRow) -> set[str]:
+    return set(_stems(own_words(f"{doc.title} {Path(doc.name).stem.replace('-', ' ')}")))
+
+
+def _stems(words: Sequence[str]) -> list[str]:
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words]
 
 
 def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:
