@@ -35,6 +35,7 @@ from tests import pdfs  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "eval-data"
 FLOOD = SHARED / "nfip-flood"
+CUAD = FLOOD.parent / "contracts-cuad"
 SAMPLE_POLICY = Path(__file__).resolve().parents[1] / "data" / "homeshield-household-policy.pdf"
 # Port 9 (discard) is closed here: Ollama checks fail fast instead of waiting.
 NO_OLLAMA = "http://127.0.0.1:9"

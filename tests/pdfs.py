@@ -307,3 +307,126 @@ def health_policy_pdf(path: Path) -> Path:
         "24 hours of admission. 4.2 Cashless Claims. Cashless treatment is available only at network hospitals."
     )
     return b.save(path)
+
+
+def travel_policy_pdf(path: Path) -> Path:
+    """A UK travel wording: numbered sections with "What is covered" / "What is not covered" under
+    them in a smaller bold type, a summary table, the excess listed first among what is not covered,
+    general conditions, and a footer that names the policy before its page number."""
+    b = PdfBuilder(footer="Wanderwise Travel Insurance Policy Wording 2026 | Page {n}")
+    b.heading("Wanderwise Single Trip and Annual Multi-Trip Travel Insurance", size=15)
+    b.paragraph(
+        "This policy wording, together with your policy schedule, is your contract with Wanderwise Insurance "
+        "Limited. Please read it carefully and keep it with you when you travel."
+    )
+    b.heading("Summary of cover")
+    b.table(
+        [
+            ["Section", "Cover", "Maximum we will pay"],
+            ["1", "Cancellation", "£3,000"],
+            ["2", "Emergency medical expenses", "£10,000,000"],
+            ["5", "Personal belongings and baggage", "£1,500"],
+            ["6", "Personal money", "£300"],
+        ]
+    )
+    b.heading("Definitions")
+    b.paragraph("Wherever the following words appear in bold in this policy they have the meanings given below.")
+    b.paragraph("Home: Your usual place of residence in the United Kingdom.")
+    b.paragraph(
+        "Trip: A journey that starts and ends at your home during the period of insurance, outside the United"
+        " Kingdom or within it with at least two nights of pre-booked accommodation."
+    )
+    b.paragraph(
+        "Unattended: When you are not in full view of and in a position to prevent the unauthorised taking of"
+        " your property."
+    )
+    b.paragraph("Valuables: Jewellery, watches, mobile phones, tablets, cameras and other photographic equipment.")
+    b.heading("Section 1 - Cancellation")
+    b.heading("What is covered", level=2, size=10.5)
+    b.paragraph(
+        "We will pay you up to £3,000 for your proportion of travel and accommodation costs which you have "
+        "paid or are contracted to pay and cannot recover, if you have to cancel your trip because of one of "
+        "the following: 1. the death, injury or illness of you, a relative or a travelling companion; 2. you "
+        "being called for jury service; 3. your home being made uninhabitable by fire, storm or flood in the "
+        "7 days before you leave."
+    )
+    b.heading("What is not covered", level=2, size=10.5)
+    b.paragraph(
+        "1. Any claim arising from a pre-existing medical condition, unless we have agreed to cover it in "
+        "writing. 2. Cancellation because you do not want to travel. 3. Any costs you could have recovered "
+        "from your tour operator, airline or credit card provider."
+    )
+    b.heading("Section 2 - Emergency medical expenses")
+    b.heading("What is covered", level=2, size=10.5)
+    b.paragraph(
+        "We will pay up to £10,000,000 for necessary and reasonable costs incurred outside the United Kingdom"
+        " as a result of you becoming ill or being injured during your trip, including hospital, ambulance "
+        "and repatriation costs. You must contact our 24-hour emergency assistance service on +44 20 7946 "
+        "0000 before you are admitted to hospital as an in-patient, or as soon as possible afterwards."
+    )
+    b.heading("What is not covered", level=2, size=10.5)
+    b.paragraph(
+        "1. The first £100 of each claim (the excess). 2. Treatment that can wait until you return home. 3. "
+        "Any claim arising from you drinking alcohol to such an extent that your judgement is seriously "
+        "impaired. 4. Any claim arising from you taking part in winter sports unless you have paid the "
+        "additional premium shown in your schedule."
+    )
+    b.heading("Section 5 - Personal belongings and baggage")
+    b.heading("What is covered", level=2, size=10.5)
+    b.paragraph(
+        "We will pay up to £1,500 in total for the value or repair of any of your own personal belongings "
+        "which are lost, stolen or damaged during your trip. The most we will pay for any one item, pair or "
+        "set is £300, and the most we will pay for all valuables in total is £400."
+    )
+    b.heading("What is not covered", level=2, size=10.5)
+    b.paragraph("1. The first £100 of each claim (the excess).")
+    b.paragraph(
+        "2. Loss or theft of belongings left unattended in a public place, or on a beach, unless they were "
+        "locked in a safe or safety deposit box."
+    )
+    b.paragraph(
+        "3. Loss or theft not reported to the local police within 24 hours of discovery, where a written "
+        "police report has not been obtained."
+    )
+    b.paragraph(
+        "4. Loss of or damage to belongings in the custody of an airline, unless reported to the airline "
+        "before you leave the airport and a property irregularity report is obtained."
+    )
+    b.paragraph("5. Wear and tear, depreciation, or damage caused by moths or vermin.")
+    b.heading("Section 6 - Personal money")
+    b.paragraph(
+        "We will pay up to £300 if your cash is lost or stolen while you are carrying it or it is locked in a"
+        " safe. The most we will pay for cash is £200 if you are under 18."
+    )
+    b.heading("General conditions")
+    b.paragraph(
+        "1. Changing country of residence. This policy only covers people whose home is in the United "
+        "Kingdom. If you move your home to another country you must tell us, and cover will end on the date "
+        "you move."
+    )
+    b.paragraph(
+        "2. Reasonable care. You must take all reasonable care to protect yourself and your property and to "
+        "avoid injury or loss."
+    )
+    b.paragraph(
+        "3. Claims. You must tell us about any claim as soon as possible, and in any event within 31 days of "
+        "your return home. You must give us all the receipts, police reports and medical certificates we ask "
+        "for at your own expense."
+    )
+    b.paragraph(
+        "4. Fraud. If any claim is fraudulent in any way, we will not pay the claim and all cover under this "
+        "policy will be forfeited."
+    )
+    b.heading("General exclusions")
+    b.paragraph(
+        "We will not pay for any claim arising directly or indirectly from: 1. war, invasion or civil war; 2."
+        " you travelling to a country where the Foreign, Commonwealth and Development Office has advised "
+        "against all travel; 3. you taking part in manual work, unless we have agreed to cover it."
+    )
+    b.heading("Complaints")
+    b.paragraph(
+        "If you are unhappy with our service, please write to Customer Relations, Wanderwise Insurance "
+        "Limited, PO Box 123, Leeds LS1 4AP. If you are still not satisfied, you may be able to refer your "
+        "complaint to the Financial Ombudsman Service within six months of our final response."
+    )
+    return b.save(path)

@@ -1313,3 +1313,25 @@ def test_a_clause_quoted_under_its_heading_in_one_chunk_and_alone_in_the_next_is
     answer = _passages_answer(passages, "How is a dispute under the agreement resolved, by consultation?")
     assert answer.answer.count("friendly consultation") == 1, answer.answer
     assert "[1][2]" in answer.answer, answer.answer
+
+
+def test_a_question_that_turns_to_another_document_by_its_title_is_searched_alone(tmp_path):
+    """After a real contract's liability clause, "whats the excess on my travel insurance" was glued to
+    the contract question and searched mainly in the contract ("in excess of ten percent"). Searched
+    alone, its best passage by meaning and by words is in the travel policy, whose title it uses:
+    it stands alone. "and how long does it last?" still goes on from the turn before."""
+    from tests.conftest import CUAD
+    from tests.pdfs import travel_policy_pdf
+
+    contract = CUAD / "docs" / "2themart-i-escrow-co-branding-agreement.pdf"
+    if not contract.is_file():
+        pytest.skip(f"eval set not found at {CUAD} (../shared/eval-data/contracts-cuad beside the project)")
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    assert not bot.ingest([contract, travel_policy_pdf(tmp_path / "wanderwise-travel-policy.pdf")]).failed
+    before = bot.ask("Is there a limit on damages in our co-branding and advertising agreement with i-Escrow?")
+    assert before.citations[0].doc == contract.name
+    turned = bot.ask("whats the excess on my travel insurance", history=[before])
+    assert turned.standalone_question == "whats the excess on my travel insurance"
+    assert turned.citations[0].doc == "wanderwise-travel-policy.pdf" and "£100" in turned.answer
+    goes_on = bot.ask("and how long does it last?", history=[before])
+    assert goes_on.standalone_question != "and how long does it last?"

@@ -467,17 +467,17 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
 
 def _turned_away(question: str, lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
     """Whether a question has turned to another document than the one the previous answer came from:
-    searched alone, it finds its best passage, by meaning and by words alike, in one other document,
+    searched alone, its best passage and its closest in meaning are in one other document,
     and it uses a word of that document's title that the previous one's title lacks ("whats the
     excess on my travel insurance" after a contract's liability clause). Joined to the question
     before, its search found that clause again, closer in meaning than anything it finds alone, and it
     was taken for a follow-up. Without the title word, a short follow-up that finds another document
     alone ("only if the water actually reaches us?") still leans on the turn before. A turn whose words
     say it goes on (``goes_on``) is not asked this."""
-    alone, lexical = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("lexical", 1)) or []
-    if not before or not alone or not lexical:
+    alone, fused = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("hybrid", 1)) or []
+    if not before or not alone or not fused:
         return False
-    found = {doc_of(alone[0][0]), doc_of(lexical[0][0])}
+    found = {doc_of(alone[0][0]), doc_of(fused[0][0])}
     if len(found) != 1 or not found <= set(by_id) or by_id[next(iter(found))].name in before:
         return False
     previous = {w for d in by_id.values() if d.name in before for w in _title_words(d)}
