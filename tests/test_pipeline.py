@@ -1258,8 +1258,7 @@ def test_a_condition_under_a_heading_line_is_listed_with_the_heading_that_says_w
         "The payment is made to you or to the funeral director."
     )
     answer = _guide_answer(guide, "1. How it works", "Can I get a Funeral Expenses Payment to pay for a funeral?")
-    lines = answer.answer.splitlines()
-    depends = lines[lines.index("Depends on:") + 1 :] if "Depends on:" in lines else []
+    depends = _depends_on(answer)
     heading = '- "If you live in Scotland … You can apply for a Funeral Support Payment instead of this payment." [1]'
     assert heading in depends, answer.answer
     assert not any(line.startswith('- "If you live in Scotland" ') for line in depends)
@@ -1269,8 +1268,7 @@ def test_a_condition_under_a_heading_line_is_listed_with_the_heading_that_says_w
         "instead of this payment.", "instead of this payment if you live in Scotland."
     )
     answer = _guide_answer(topic, "1. How it works", "Can I get a Funeral Expenses Payment to pay for a funeral?")
-    lines = answer.answer.splitlines()
-    depends = lines[lines.index("Depends on:") + 1 :] if "Depends on:" in lines else []
+    depends = _depends_on(answer)
     alone = '- "You can apply for a Funeral Support Payment instead of this payment if you live in Scotland." [1]'
     assert alone in depends, answer.answer
 
@@ -1290,8 +1288,7 @@ def test_a_lead_in_under_a_heading_line_is_listed_with_the_heading_and_its_list(
         "•  Universal Credit\n"
     )
     answer = _guide_answer(guide, "2. Eligibility", "Can I get a Funeral Expenses Payment for my mother's funeral?")
-    lines = answer.answer.splitlines()
-    depends = lines[lines.index("Depends on:") + 1 :] if "Depends on:" in lines else []
+    depends = _depends_on(answer)
     listed = (
         '- "Benefits and tax credits you must get … You (or your partner) must get one or more of the following: '
         '• Income Support • Pension Credit • Universal Credit" [1]'
@@ -1335,3 +1332,9 @@ def test_a_question_that_turns_to_another_document_by_its_title_is_searched_alon
     assert turned.citations[0].doc == "wanderwise-travel-policy.pdf" and "£100" in turned.answer
     goes_on = bot.ask("and how long does it last?", history=[before])
     assert goes_on.standalone_question != "and how long does it last?"
+
+
+def _depends_on(answer) -> list[str]:
+    """The lines an answer lists under "Depends on:" (none when it lists nothing)."""
+    lines = answer.answer.splitlines()
+    return lines[lines.index(DEPENDS_ON) + 1 :] if DEPENDS_ON in lines else []

@@ -32,7 +32,6 @@ from policybot.answer.query import (
     asks_meaning_of_title,
     carries_on,
     clause_references,
-    own_words,
     says_little,
 )
 from policybot.answer.references import ReferenceFollower
@@ -246,16 +245,13 @@ class AnswerPipeline:
             # would reward passages about both, the old topic as much as what is asked now.
             in_own_words = len(queries) == 1 or i > 0
             lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=in_own_words))
-        auto = self.settings.follow_up_context == "auto"
-        stands = (
-            not decided
-            and len(queries) > 1
-            and auto
-            and (
-                self._points_at_clause(queries[1], list(by_id))
-                or not _needs_context(lists, goes_on(queries[1]))
-                or (not goes_on(queries[1]) and _turned_away(queries[1], lists, by_id, before))
-            )
+        own = queries[1] if len(queries) > 1 and not decided and self.settings.follow_up_context == "auto" else ""
+        goes = bool(own) and goes_on(own)
+        words = self.extractive.tokenizer
+        stands = bool(own) and (
+            self._points_at_clause(own, list(by_id))
+            or not _needs_context(lists, goes)
+            or (not goes and _turned_away(own, lists, by_id, before, words))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
@@ -465,7 +461,13 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
 
-def _turned_away(question: str, lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
+def _turned_away(
+    question: str,
+    lists: RankedLists,
+    by_id: dict[str, DocumentRow],
+    before: Sequence[str],
+    words: Callable[[str], list[str]],
+) -> bool:
     """Whether a question has turned to another document than the one the previous answer came from:
     searched alone, its best passage and its closest in meaning are in one other document,
     and it uses a word of that document's title that the previous one's title lacks ("whats the
@@ -473,23 +475,21 @@ def _turned_away(question: str, lists: RankedLists, by_id: dict[str, DocumentRow
     before, its search found that clause again, closer in meaning than anything it finds alone, and it
     was taken for a follow-up. Without the title word, a short follow-up that finds another document
     alone ("only if the water actually reaches us?") still leans on the turn before. A turn whose words
-    say it goes on (``goes_on``) is not asked this."""
+    say it goes on (``goes_on``) is not asked this. ``words``: the search's own tokenizer (stems,
+    without stopwords)."""
     alone, fused = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("hybrid", 1)) or []
     if not before or not alone or not fused:
         return False
     found = {doc_of(alone[0][0]), doc_of(fused[0][0])}
     if len(found) != 1 or not found <= set(by_id) or by_id[next(iter(found))].name in before:
         return False
-    previous = {w for d in by_id.values() if d.name in before for w in _title_words(d)}
-    return bool((set(_stems(own_words(question))) & _title_words(by_id[next(iter(found))])) - previous)
+    previous = {w for d in by_id.values() if d.name in before for w in words(_title(d))}
+    return bool((set(words(question)) & set(words(_title(by_id[next(iter(found))])))) - previous)
 
 
-def _title_words(doc: DocumentRow) -> set[str]:
-    return set(_stems(own_words(f"{doc.title} {Path(doc.name).stem.replace('-', ' ')}")))
-
-
-def _stems(words: Sequence[str]) -> list[str]:
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words]
+def _title(doc: DocumentRow) -> str:
+    """A document's title and file name, as words ("wanderwise travel policy")."""
+    return f"{doc.title} {Path(doc.name).stem.replace('-', ' ')}"
 
 
 def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:

@@ -39,6 +39,7 @@ from policybot.core.quotes import (
     is_list_item,
     other_quote,
     quote_units,
+    says_when,
 )
 from policybot.core.roles import CONDITION_WORDS, plain_label
 from policybot.core.text import alnum, heading_title, in_definitions, names_phrase
@@ -718,8 +719,8 @@ def _condition_units(src: Citation) -> list[tuple[str, tuple[int, int], list[str
         j = i + 1
         while unit.rstrip().endswith(":") and j < len(units) and is_list_item(units[j]):
             j += 1
-        # Only a heading that says when (CONDITION_WORDS): "What is covered" adds nothing to a condition.
-        heading = i - 1 if i and heads[i - 1] and CONDITION_WORDS.search(units[i - 1]) else None
+        # Only a heading that says when: "What is covered" adds nothing to a condition.
+        heading = i - 1 if i and says_when(src.text, *spans[i - 1]) else None
         out += [_condition(src.text, spans, i, end, heading) for end in ([i + 1, j] if j > i + 1 else [i + 1])]
     return out
 

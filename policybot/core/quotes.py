@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from policybot.core.roles import CONDITION_WORDS
@@ -177,13 +178,27 @@ def _heading_line(text: str, s: int, e: int, width: int) -> bool:
     if not after.startswith("\n"):
         return False
     word = (after.split(maxsplit=1) or [""])[0]
-    return word[:1].isupper() and len(line) + 1 + len(word) <= FIT_SHARE * width
+    return word[:1].isupper() and _would_fit(line, word, width)
+
+
+def _would_fit(line: str, word: str, width: int) -> bool:
+    """Whether ``word`` would have fitted at the end of ``line`` (within ``FIT_SHARE`` of the
+    passage's ``width``): a line that ends before such a word ended there on purpose."""
+    return len(line) + 1 + len(word) <= FIT_SHARE * width
 
 
 def is_heading_line(text: str, s: int, e: int) -> bool:
     """Whether the unit ``text[s:e]`` is a heading line set apart from the sentence under it
     (``_heading_apart``)."""
     return _heading_line(text, s, e, _line_width(text))
+
+
+def says_when(text: str, s: int, e: int) -> bool:
+    """Whether the unit ``text[s:e]`` is a heading line that says when the sentence under it applies
+    ("If you live in Scotland", "Benefits and tax credits you must get": the words a condition uses),
+    not only what it is about ("Time limits on making a claim"). Shown before its sentence's quote
+    and leading it under "Depends on:"."""
+    return is_heading_line(text, s, e) and bool(CONDITION_WORDS.search(text[s:e]))
 
 
 def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -238,6 +253,7 @@ def _new_list(text: str, s: int, e: int, width: int = 0, ended: bool = False) ->
     return [_trim(text, s, cut.start()), *_new_list(text, *_trim(text, cut.end(), e), width=width)]
 
 
+@lru_cache(maxsize=256)  # read for every unit of a passage (``is_heading_line``)
 def _line_width(text: str) -> int:
     """How wide a passage's lines run, in characters: its longest line (table rows aside)."""
     return max((len(line.strip()) for line in text.splitlines() if not _TABLE_ROW.match(line)), default=0)
@@ -256,7 +272,7 @@ def _short_line_end(text: str, s: int, e: int, width: int) -> int | None:
         word = (text[at:e].split(maxsplit=1) or [""])[0]
         alone = bool(_BARE_MARKER.match(line)) or line in ("-", "•")
         if line and not alone and line[-1] not in ".;:!?," and word[:1].isupper():
-            if len(line) + 1 + len(word) <= FIT_SHARE * width:
+            if _would_fit(line, word, width):
                 return at
             next_end = text.find("\n", at + 1, e)
             if (
@@ -314,7 +330,7 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
         after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
         if not _ITEM.match(after) and not _NUMBERED.match(after) and not _LEAD_IN.search(after):  # not a new clause
             end = units[best + 1][1]
-    if lead_in is None and start == units[best][0] and _says_when(text, units, best):
+    if lead_in is None and start == units[best][0] and _under_conditional_heading(text, units, best):
         lead_in = units[best - 1]  # "If you live in Scotland … You can apply for a Funeral Support Payment."
     following = next((i for i, (s, _) in enumerate(units) if s >= end), len(units))
     while following < len(units) and text[start:end].rstrip().endswith(":"):  # never end on a lead-in
@@ -326,14 +342,12 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
 
 
-def _says_when(text: str, units: list[tuple[int, int]], i: int) -> bool:
+def _under_conditional_heading(text: str, units: list[tuple[int, int]], i: int) -> bool:
     """Whether ``units[i]`` stands under a heading line that says when it applies ("If you live in
     Scotland", "If you have a UK Visas and Immigration account"): the heading is then shown before its
     quote, as a lead-in is. A heading that only names the topic ("Inheritance Tax", "Time limits on
     making a claim") is not: the citation's section names it."""
-    if i == 0 or _ITEM.match(text[units[i][0] : units[i][1]]) or not is_heading_line(text, *units[i - 1]):
-        return False
-    return bool(CONDITION_WORDS.search(text[units[i - 1][0] : units[i - 1][1]]))
+    return i > 0 and not _ITEM.match(text[units[i][0] : units[i][1]]) and says_when(text, *units[i - 1])
 
 
 def _runs_on(text: str, end: int) -> bool:
