@@ -21,6 +21,19 @@ SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, s
 GlossaryOf = Callable[[str], Glossary]
 
 
+def _twin_row(twins: list[EvidenceRow], hit: Passage) -> EvidenceRow:
+    """The row a sibling document's copy folds into. Overlapping chunks can all look alike: a row
+    that does not note this document yet comes first, then the one with exactly this text, then the
+    one of the same section. Folded into the first alike row, a second copy left its own twin row
+    without "same text in"."""
+    fresh = [r for r in twins if not any(s.startswith(f"{hit.doc.name}, ") for s in r.citation.same_text_in)]
+    pool = fresh or twins
+    return next(
+        (r for r in pool if r.citation.text == hit.chunk.text),
+        next((r for r in pool if r.citation.section == hit.chunk.section), pool[0]),
+    )
+
+
 @dataclass
 class EvidenceTable:
     """Rows collected so far: one per passage, sibling documents' copies folded into one row."""
@@ -39,8 +52,8 @@ class EvidenceTable:
         if hit.chunk.chunk_id in self.chunks:
             return self._row_of(hit.chunk.chunk_id), False
         twins = [row for row in self.rows if same_source(self.chunks[row.citation.chunk_id], hit)]
-        if twins:  # overlapping chunks can all look alike: the one of the same section first
-            row = next((r for r in twins if r.citation.section == hit.chunk.section), twins[0])
+        if twins:
+            row = _twin_row(twins, hit)
             self.chunks[hit.chunk.chunk_id] = hit
             row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
             return row, False
