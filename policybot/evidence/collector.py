@@ -51,6 +51,7 @@ class EvidenceCollector:
                 trace.append(step)
                 yield EvidenceStepEvent(step)
             stopped, notice = f"{stopped}; then {_why_stopped('planner', trace, table, s)}", FALLBACK_NOTICE
+        table.note_copies(self.tools.copies)  # sibling copies no search returned
         yield EvidenceDoneEvent(
             EvidenceReport(
                 issue=issue,

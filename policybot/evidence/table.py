@@ -4,12 +4,13 @@ role, sibling documents' copies of the same text folded into one row."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from policybot.answer.citations import locate_quote
 from policybot.answer.openings import ListOpenings
 from policybot.answer.selection import same_source
 from policybot.core.clauses import cited_under, role_section
+from policybot.core.editions import unconfirmed_editions
 from policybot.core.glossary import Glossary
 from policybot.core.passages import Passage, quote_as_read
 from policybot.core.roles import plain_label, role_of
@@ -21,12 +22,38 @@ SectionChunks = Callable[[str], list[tuple[str, str]]]  # doc_id -> (chunk id, s
 GlossaryOf = Callable[[str], Glossary]
 
 
+def _notes(row: EvidenceRow, hit: Passage) -> bool:
+    """Whether a row already notes ``hit``'s document as holding the same text."""
+    return any(s.startswith(f"{hit.doc.name}, ") for s in row.citation.same_text_in)
+
+
+def _cited_first(hit: Passage, held: Passage) -> bool:
+    """Whether a sibling's copy is the one to cite instead of the row's passage: the same text in the
+    same section of a document ingested earlier (then by name). Searches rank two copies of one text
+    in either order; a table then cited one document here and the other there."""
+    same = hit.chunk.text == held.chunk.text and hit.chunk.section == held.chunk.section
+    return same and (hit.doc.ingested_at, hit.doc.name) < (held.doc.ingested_at, held.doc.name)
+
+
+def _where(hit: Passage) -> dict[str, object]:
+    """The fields of a citation that say where its passage is."""
+    chunk, doc = hit.chunk, hit.doc
+    return {
+        "chunk_id": chunk.chunk_id,
+        "doc": doc.name,
+        "title": doc.title,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "ocr_confidence": doc.ocr_confidence(chunk.page_start, chunk.page_end),
+    }
+
+
 def _twin_row(twins: list[EvidenceRow], hit: Passage) -> EvidenceRow:
     """The row a sibling document's copy folds into. Overlapping chunks can all look alike: a row
     that does not note this document yet comes first, then the one with exactly this text, then the
     one of the same section. Folded into the first alike row, a second copy left its own twin row
     without "same text in"."""
-    fresh = [r for r in twins if not any(s.startswith(f"{hit.doc.name}, ") for s in r.citation.same_text_in)]
+    fresh = [r for r in twins if not _notes(r, hit)]
     pool = fresh or twins
     return next(
         (r for r in pool if r.citation.text == hit.chunk.text),
@@ -43,6 +70,17 @@ class EvidenceTable:
     chunks: dict[str, Passage] = field(default_factory=dict)  # chunk id -> the hit (rows and siblings)
     openings: ListOpenings | None = None  # a passage that opens inside a list gets the list's lead-in
 
+    def note_copies(self, copies: Callable[[Passage, Iterable[str]], list[Passage]]) -> None:
+        """Notes on each row the sibling documents' copies of its passage that no search returned
+        (``copies``: the exact copies in the given documents). Only documents the table has passages of
+        are read: a search that ranked one copy just inside its depth and the other just outside left a
+        row without "same text in"."""
+        docs = {hit.doc.doc_id for hit in self.chunks.values()}
+        for row in self.rows:
+            for copy in copies(self.chunks[row.citation.chunk_id], docs):
+                if not unconfirmed_editions(copy.doc, self.chunks[row.citation.chunk_id].doc):
+                    self.add(copy, row.found_by)
+
     def add(
         self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = ""
     ) -> tuple[EvidenceRow | None, bool]:
@@ -55,6 +93,10 @@ class EvidenceTable:
         if twins:
             row = _twin_row(twins, hit)
             self.chunks[hit.chunk.chunk_id] = hit
+            held = self.chunks[row.citation.chunk_id]
+            if _cited_first(hit, held) and not _notes(row, hit):  # one document cited, whichever came first
+                row.citation = row.citation.model_copy(update=_where(hit))
+                hit = held
             row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
             return row, False
         self.chunks[hit.chunk.chunk_id] = hit

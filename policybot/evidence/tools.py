@@ -14,7 +14,7 @@ answering pipeline's stages (hybrid retrieval, the clause and glossary look-ups 
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from policybot.answer.bands import Signals, decide
 from policybot.answer.retrieval import HybridRetriever, ListKey
@@ -201,12 +201,26 @@ class EvidenceTools:
         """The share of a document's chunks that use a term (as written)."""
         key = (doc_id, term)
         if key not in self._shares:
-            if doc_id not in self._texts:
-                self._texts[doc_id] = list(self.rows([cid for cid, _ in self.sections_of(doc_id)]).values())
-            texts = self._texts[doc_id]
+            texts = self._chunks_of(doc_id)
             pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])")
             self._shares[key] = sum(1 for c in texts if pattern.search(c.text)) / max(len(texts), 1)
         return self._shares[key]
+
+    def copies(self, hit: Passage, doc_ids: Iterable[str]) -> list[Passage]:
+        """The passages of the documents ``doc_ids`` (other than ``hit``'s) whose text is exactly
+        ``hit``'s: a sibling document's copy that no search returned, the table notes it all the same."""
+        return [
+            Passage(chunk, self.scope[doc_id], hit.score, hit.reason)
+            for doc_id in doc_ids
+            if doc_id != hit.doc.doc_id and doc_id in self.scope
+            for chunk in self._chunks_of(doc_id)
+            if chunk.text == hit.chunk.text
+        ]
+
+    def _chunks_of(self, doc_id: str) -> list[ChunkRow]:
+        if doc_id not in self._texts:
+            self._texts[doc_id] = list(self.rows([cid for cid, _ in self.sections_of(doc_id)]).values())
+        return self._texts[doc_id]
 
     def _hits(self, ranked: Sequence[tuple[str, float]], reason: str) -> list[Passage]:
         rows = self.rows([cid for cid, _ in ranked])
