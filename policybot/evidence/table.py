@@ -35,17 +35,18 @@ def _cited_first(hit: Passage, held: Passage) -> bool:
     return same and (hit.doc.ingested_at, hit.doc.name) < (held.doc.ingested_at, held.doc.name)
 
 
+# The fields of a citation that say where its passage is (``Passage.citation`` sets them).
+_PLACE = {"chunk_id", "doc", "title", "page_start", "page_end", "ocr_confidence"}
+
+
 def _where(hit: Passage) -> dict[str, object]:
-    """The fields of a citation that say where its passage is."""
-    chunk, doc = hit.chunk, hit.doc
-    return {
-        "chunk_id": chunk.chunk_id,
-        "doc": doc.name,
-        "title": doc.title,
-        "page_start": chunk.page_start,
-        "page_end": chunk.page_end,
-        "ocr_confidence": doc.ocr_confidence(chunk.page_start, chunk.page_end),
-    }
+    """Where ``hit`` is, as its own citation says it."""
+    return hit.citation(0).model_dump(include=_PLACE)
+
+
+def _label(copy: Passage) -> str:
+    """How a row notes a sibling's copy: "acme-silver.pdf, p.3"."""
+    return f"{copy.doc.name}, {page_range(copy.chunk.page_start, copy.chunk.page_end)}"
 
 
 def _twin_row(twins: list[EvidenceRow], hit: Passage) -> EvidenceRow:
@@ -77,9 +78,12 @@ class EvidenceTable:
         row without "same text in"."""
         docs = {hit.doc.doc_id for hit in self.chunks.values()}
         for row in self.rows:
-            for copy in copies(self.chunks[row.citation.chunk_id], docs):
-                if not unconfirmed_editions(copy.doc, self.chunks[row.citation.chunk_id].doc):
-                    self.add(copy, row.found_by)
+            held = self.chunks[row.citation.chunk_id]
+            for copy in copies(held, docs):
+                # Noted on this row itself: the copy may already be folded into an alike row.
+                if not unconfirmed_editions(copy.doc, held.doc) and not _notes(row, copy):
+                    self.chunks.setdefault(copy.chunk.chunk_id, copy)
+                    row.citation.same_text_in.append(_label(copy))
 
     def add(
         self, hit: Passage, found_by: str, why: str | None = None, quote: str | None = None, because: str = ""
@@ -97,7 +101,7 @@ class EvidenceTable:
             if _cited_first(hit, held) and not _notes(row, hit):  # one document cited, whichever came first
                 row.citation = row.citation.model_copy(update=_where(hit))
                 hit = held
-            row.citation.same_text_in.append(f"{hit.doc.name}, {page_range(hit.chunk.page_start, hit.chunk.page_end)}")
+            row.citation.same_text_in.append(_label(hit))
             return row, False
         self.chunks[hit.chunk.chunk_id] = hit
         citation = hit.citation(len(self.rows) + 1)

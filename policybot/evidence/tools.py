@@ -51,6 +51,7 @@ class EvidenceTools:
         self.calibration = calibration
         self.scope = {d.doc_id: d for d in scope}
         self._texts: dict[str, list[ChunkRow]] = {}
+        self._text_index: dict[str, dict[str, list[ChunkRow]]] = {}
         self._shares: dict[tuple[str, str], float] = {}
 
     # Search ------------------------------------------------------------------------------
@@ -213,9 +214,17 @@ class EvidenceTools:
             Passage(chunk, self.scope[doc_id], hit.score, hit.reason)
             for doc_id in doc_ids
             if doc_id != hit.doc.doc_id and doc_id in self.scope
-            for chunk in self._chunks_of(doc_id)
-            if chunk.text == hit.chunk.text
+            for chunk in self._by_text(doc_id).get(hit.chunk.text, [])
         ]
+
+    def _by_text(self, doc_id: str) -> dict[str, list[ChunkRow]]:
+        """A document's chunks by their text (read once per run, for ``copies``)."""
+        if doc_id not in self._text_index:
+            index: dict[str, list[ChunkRow]] = {}
+            for chunk in self._chunks_of(doc_id):
+                index.setdefault(chunk.text, []).append(chunk)
+            self._text_index[doc_id] = index
+        return self._text_index[doc_id]
 
     def _chunks_of(self, doc_id: str) -> list[ChunkRow]:
         if doc_id not in self._texts:
