@@ -46,3 +46,34 @@ def test_a_cost_asked_about_as_covered_asks_for_no_amount():
     assert missing("divorce legal costs covered?", legal) is None
     assert missing("Do you pay the cost of a hotel while my house is repaired?", legal) is None
     assert missing("How much of the legal costs do you pay?", legal) == "an amount"
+
+
+def test_only_a_clause_that_opens_with_the_ask_asks_for_an_amount():
+    """ "How much" inside a story, or a cost named in a yes/no question, asks for no amount."""
+    offer = ["If you disagree with the amount we offer, either of us may refer it to an arbitrator."]
+    assert missing("i dont agree with how much u offered for my claim what can i do", offer) is None
+    assert missing("Is there a penalty or break fee spelled out in our agreement?", offer) is None
+    assert missing("does it cost anything", ["The service is free to use."]) is None
+    assert missing("what is the revised due date on a second premium bill?", ["We will mail a second bill."]) is None
+    # A clause of its own that asks still does, after the words that join it on.
+    rings = ["Any single item of Valuables: see your schedule."]
+    assert missing("They took my ring and some cash, how much do we get back?", rings) == "an amount"
+    assert missing("What is the annual premium?", ["Pay the premium by direct debit."]) == "an amount"
+
+
+def test_a_contract_states_a_period_in_words_with_its_digits_or_by_its_dates():
+    renew = ["This Agreement shall automatically renew for an additional term of five (5) years thereafter."]
+    assert missing("Does the agreement renew automatically, and for how long each time?", renew) is None
+    assert missing("Does the agreement renew automatically, and for how long each time?", ["It may renew."]) == (
+        "a length of time"
+    )
+    dates = ["The Joint Venture is a fixed term beginning November 27, 2018 and ending November 30th, 2019."]
+    assert missing("How long does our joint venture run before the term is up?", dates) is None
+
+
+def test_a_local_phone_number_and_a_follow_ups_earlier_words():
+    assert missing("legal helpline number", ["Call our legal advice helpline on 555-0177, 24 hours a day."]) is None
+    complaint = ["We will acknowledge your complaint within 5 working days."]
+    assert missing("how long have they got to answer me?", complaint) == "a length of time"
+    earlier = "You turned down my claim. How do I make a complaint?"
+    assert missing("how long have they got to answer me?", complaint, about=earlier) is None

@@ -80,3 +80,13 @@ def test_local_alignment_tolerates_small_differences():
     )
     assert found.matched == 7
     assert local_alignment(["nothing"], page) is None
+
+
+def test_quantities_in_words_with_their_digits_in_brackets():
+    from policybot.core.text import QUANTITIES, quantity_spans
+
+    text = "an initial term of five (5) years; notice of thirty (30) days; twenty-one days; 25 years old"
+    periods = [m.group() for m in QUANTITIES["period"].finditer(text)]
+    assert periods == ["five (5) years", "thirty (30) days", "twenty-one days"]
+    assert [m.group() for m in QUANTITIES["age"].finditer(text)] == ["25 years old"]
+    assert len(quantity_spans(text)) == 4

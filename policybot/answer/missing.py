@@ -19,21 +19,40 @@ from policybot.core.quotes import quote_units
 from policybot.core.text import QUANTITIES
 from policybot.store.lexical import Tokenizer
 
-# What a question asks for, the pattern that finds one in a passage, and its plain name.
+# Where a clause of a question asks for something: at its start, after the words that join it on
+# ("…, and how much?", "and for how long each time?"). "I don't agree with how much you offered,
+# what can I do" asks what to do; "Is there a break fee?" and "does it cost anything" ask whether:
+# none of them asks for an amount, and saying that none is stated answers what was not asked.
+_OPENS = r"^\s*(?:(?:and|but|so|then|ok|okay|also|please|roughly|exactly|for|to|until)\s+)*"
+_COST_NOUN = r"(?:costs?|prices?|premiums?|fees?|charges?)"
+_CLAUSE = re.compile(r"[^.?!;,]+")
+_DATE = (
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|"
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+\d{4}|"
+    r"\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+)
+
+# What a question asks for (at a clause's start), the pattern that finds one in a passage, and its
+# plain name. A stretch of time is also stated by its first and last dates ("beginning November 27,
+# 2018 and ending November 30th, 2019").
 _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
     "money": (
-        re.compile(r"\bhow much\b|\b(?:cost|costs|price|prices|premium|fee|fees)\b", re.I),
+        re.compile(
+            _OPENS + r"(?:how much\b|what(?:'s|\s+is|\s+are|\s+will\s+be|\s+would\s+be)\s+(?:the\s+|my\s+|your\s+|our\s+)?"
+            rf"(?:\w+\s+){{0,2}}?{_COST_NOUN}\b|what\s+(?:does|do|will|would)\b[^?]*?\bcost\b)",
+            re.I,
+        ),
         re.compile(QUANTITIES["money"].pattern + r"|\b(?:USD|GBP|EUR|INR|Rs\.?)\s?\d|[₹¥]\s?\d", re.I),
         "an amount",
     ),
     "period": (
-        re.compile(r"\bhow long\b|\bhow many (?:hours|days|weeks|months|years)\b", re.I),
-        QUANTITIES["period"],
+        re.compile(_OPENS + r"(?:how long\b|how many (?:hours|days|weeks|months|years)\b)", re.I),
+        re.compile(QUANTITIES["period"].pattern + rf"|(?:{_DATE})\b.*?(?:{_DATE})", re.I),
         "a length of time",
     ),
     "phone": (
         re.compile(r"\b(?:phone|telephone|helpline|contact) number\b|\bnumber (?:to|should I|do I) call\b", re.I),
-        re.compile(r"(?:\+|\b0)\d[\d ()-]{7,}\d\b|\b\d{3}[ .-]\d{3}[ .-]\d{4}\b"),
+        re.compile(r"(?:\+|\b0)\d[\d ()-]{7,}\d\b|\b\d{3}[ .-]\d{3}[ .-]\d{4}\b|\b\d{3}-\d{4}\b"),
         "a phone number",
     ),
     "email": (
@@ -42,6 +61,15 @@ _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
         "an email address",
     ),
 }
+_ANYWHERE = {"phone", "email"}  # named anywhere: "legal helpline number", "what email address…"
+
+
+def _asked(kind: str, asks: re.Pattern[str], question: str) -> list[str]:
+    """The words of ``question`` that ask for ``kind`` ("how much", "what is the premium")."""
+    if kind in _ANYWHERE:
+        return [m.group() for m in asks.finditer(question)]
+    return [m.group() for c in _CLAUSE.finditer(question) if (m := asks.search(c.group()))]
+
 
 _TOKENIZER = Tokenizer()
 _LEAD = "\n\x00"  # joins a unit to its lead-in, which gives words but never the quantity
@@ -52,18 +80,20 @@ _EXAMPLE = re.compile(r"^\W*(?:for example|for instance|e\.g\.|example)\b", re.I
 MISSING = "Your documents do not seem to state {what} for this. The closest passages — check them:"
 
 
-def missing(question: str, passages: Sequence[str]) -> str | None:
+def missing(question: str, passages: Sequence[str], about: str = "") -> str | None:
     """The plain name of what ``question`` asks for ("an amount") when no passage states one
     about it: a sentence with an amount counts when it shares a word with the question (the
-    $30 administration charge does not say what the policy costs per month)."""
+    $30 administration charge does not say what the policy costs per month). ``about``: the
+    words it was searched with besides its own (a follow-up's earlier question: "how long have
+    they got to answer me?" is about the complaint asked of before)."""
     for kind, (asks, states, what) in _ASKS.items():
-        asked = asks.search(question)
+        asked = _asked(kind, asks, question)
         if not asked or not passages or (kind == "money" and _asks_if_covered(question)):
             continue
         # Every word that asks ("how much", "cost") is left out: "the cost of a road ambulance, up to
         # Rs. 2,000" says nothing of what "How much does this policy cost per month?" asks.
-        asking = " ".join(m.group() for m in asks.finditer(question))
-        terms = set(_TOKENIZER(question)) - set(_TOKENIZER(asking)) - _FUNCTION
+        asking = " ".join(asked + re.findall(_COST_NOUN + r"|\bcost\w*", question, re.I))
+        terms = set(_TOKENIZER(question + "\n" + about)) - set(_TOKENIZER(asking)) - _FUNCTION
         stating = [s for s in _statements(passages) if states.search(s.split(_LEAD, 1)[-1])]
         if not any(not terms or terms & set(_TOKENIZER(s)) for s in stating):
             return what

@@ -65,7 +65,14 @@ def fold(text: str) -> tuple[str, tuple[int, ...]]:
 # "25 years old", "aged 21 or over", "under the age of 18" (an age: a line a person's age falls on,
 # not a length of time; "my son is 23 years old" turns on "children under 25 years old", not on
 # "more than 60 consecutive days").
-_NUMBER_WORD = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)"
+# A number in digits or words, with the digits a contract repeats in brackets: "five (5) years",
+# "thirty (30) days", "(30) days".
+_SPELLED = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-]?(?:one|two|"
+    r"three|four|five|six|seven|eight|nine))?|a|an"
+)
+_NUMBER_WORD = rf"(?:(?:\d+(?:[.,]\d+)?|{_SPELLED})(?:\s*\(\d+\))?|\(\d+\))"
 _AGED = r"[\s-]+(?:old|of\s+age)\b"
 QUANTITIES: dict[str, re.Pattern[str]] = {
     "period": re.compile(
