@@ -90,3 +90,16 @@ def test_quantities_in_words_with_their_digits_in_brackets():
     assert periods == ["five (5) years", "thirty (30) days", "twenty-one days"]
     assert [m.group() for m in QUANTITIES["age"].finditer(text)] == ["25 years old"]
     assert len(quantity_spans(text)) == 4
+
+
+def test_a_person_said_to_be_a_number_is_an_age():
+    from policybot.core.text import QUANTITIES
+
+    def ages(text: str) -> list[str]:
+        return [m.group() for m in QUANTITIES["age"].finditer(text)]
+
+    assert ages("my father is 72 and we dont have a ration card") == ["father is 72"]
+    assert ages("My daughter is 17, can she get help?") == ["daughter is 17"]
+    assert ages("im 70") == ["im 70"]
+    # A number with a unit, or not said of a person, is no age.
+    assert ages("he is 30 days late; the excess is 50; we are 2 people; she is 5 feet tall") == []

@@ -69,9 +69,10 @@ _RUN_IN_TITLE = re.compile(r"^\((?:[a-z]|[0-9]{1,3}|[ivx]{1,4})\)\s+[A-Z][\w'’
 # A sentence that refers back to the one before it: it opens with a word that points there ("This",
 # "Such", "Otherwise", "If so", "In this event") or its first clause holds "still" or "otherwise"
 # ("If you still do not pay, …"). English function words, not any library's wording.
+_SELF_NAMED = r"policy|policies|agreement|contract|section|part|schedule|clause|guide|form|document"
 _REFERS_BACK = re.compile(
     r"(?:(?:this|these|that|those|such|they|otherwise|however|then)\b"
-    r"(?!\s+(?:policy|policies|agreement|contract|section|part|schedule|clause|guide|form|document)\b)"
+    r"(?!\s+(?:" + _SELF_NAMED + r")\b)"
     r"|if (?:so|not)\b|in (?:that|this|such|either|both|which) (?:cases?|events?|circumstances?|situations?)\b"
     r"|[^,;:.\n]*\b(?:still|otherwise)\b)",
     re.IGNORECASE,
@@ -316,12 +317,19 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             end = units[best + 1][1]  # the header chosen: with its first row
     elif _introduces(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
         end = units[best + 1][1]
+        back = _pointed_to(text, units, best)
+        start = back if back is not None and end - back <= max_chars else start
     elif _ITEM.match(text[start:end]):
         j = _lead_in(text, units, best)
         if j is not None and j == best - 1 and end - units[j][0] <= max_chars:
             start = units[j][0]
         elif j is not None:
             lead_in = units[j]
+        back = _pointed_to(text, units, j) if j is not None else None
+        if back is not None and start == units[j][0] and end - back <= max_chars:
+            start = back  # "We may ask for evidence. This may include: (a) a claim form"
+        elif back is not None and lead_in == units[j]:
+            lead_in = (back, units[j][1])
     elif best > 0 and _reads_on(text, units, best) and end - units[best - 1][0] <= max_chars:
         start = units[best - 1][0]
     elif best + 1 < len(units) and _reads_on(text, units, best + 1) and units[best + 1][1] - start <= max_chars:
@@ -389,6 +397,24 @@ def _header_row(text: str, at: int) -> tuple[int, int] | None:
     after_end = text.find("\n", first_end + 1)
     separator = text[first_end + 1 : len(text) if after_end < 0 else after_end]
     return _trim(text, first, first_end) if first_end < len(text) and _SEPARATOR_ROW.match(separator) else None
+
+
+# A list's lead-in that points back to the sentence before it: "This may include:", "They repay:",
+# "It should include information about:". English pronouns, not any library's wording.
+_POINTS_BACK = re.compile(r"^(?:it|this|these|they|such)\b(?!\s+(?:" + _SELF_NAMED + r")\b)", re.IGNORECASE)
+POINTED_TO_CHARS = 300  # the sentence pointed to is shown when no longer than this
+
+
+def _pointed_to(text: str, units: list[tuple[int, int]], j: int) -> int | None:
+    """Where the sentence that the lead-in ``units[j]`` points back to starts, when it does (a short
+    lead-in opening with a pronoun, after a plain sentence of at most ``POINTED_TO_CHARS``)."""
+    lead = text[units[j][0] : units[j][1]]
+    if j == 0 or not _POINTS_BACK.match(lead) or len(lead.split()) > 8:
+        return None
+    s, e = units[j - 1]
+    before = text[s:e].rstrip()
+    plain = not _ITEM.match(before) and before.endswith((".", "!", "?")) and not _TITLE_UNIT.match(before)
+    return s if plain and e - s <= POINTED_TO_CHARS and not _is_heading_unit(text, s, e) else None
 
 
 def _reads_on(text: str, units: list[tuple[int, int]], i: int) -> bool:
