@@ -583,7 +583,8 @@ def test_a_lead_in_that_points_back_comes_with_the_sentence_it_points_to():
     """ "This may include: … (c) photographs" says nothing of what "this" is: the sentence before it is shown."""
     text = (
         "8.3 Documents and evidence\nWe may ask you to provide any evidence we need to deal with your claim. "
-        "This may include:\n(a) a completed claim form;\n(b) receipts or card statements;\n(c) photographs of the damage;\n"
+        "This may include:\n(a) a completed claim form;\n(b) receipts or card statements;\n"
+        "(c) photographs of the damage;\n"
     )
     begin = text.index("We may")
     third = choose_quote(text, lambda u: 1.0 if u.startswith("(c)") else 0.0, begin)
@@ -595,8 +596,10 @@ def test_a_lead_in_that_points_back_comes_with_the_sentence_it_points_to():
     assert first.text(text).startswith("We may ask you") and first.text(text).endswith("(a) a completed claim form;")
     # A lead-in that names what it is about points nowhere; neither does one after a heading.
     named = text.replace("This may include:", "Evidence may include:")
-    assert choose_quote(named, lambda u: 1.0 if u.startswith("(c)") else 0.0, begin).text(named).startswith(
-        "Evidence may include: … (c)"
+    assert (
+        choose_quote(named, lambda u: 1.0 if u.startswith("(c)") else 0.0, begin)
+        .text(named)
+        .startswith("Evidence may include: … (c)")
     )
     headed = "Evidence\nThis may include:\n(a) a claim form;\n(b) receipts;\n"
     assert choose_quote(headed, lambda u: 1.0 if u.startswith("(b)") else 0.0).text(headed) == (

@@ -38,8 +38,9 @@ _DATE = (
 _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
     "money": (
         re.compile(
-            _OPENS + r"(?:how much\b|what(?:'s|\s+is|\s+are|\s+will\s+be|\s+would\s+be)\s+(?:the\s+|my\s+|your\s+|our\s+)?"
-            rf"(?:\w+\s+){{0,2}}?{_COST_NOUN}\b|what\s+(?:does|do|will|would)\b[^?]*?\bcost\b)",
+            _OPENS + r"(?:how much\b|what(?:'s|\s+is|\s+are|\s+will\s+be|\s+would\s+be)\s+"
+            rf"(?:the\s+|my\s+|your\s+|our\s+)?(?:\w+\s+){{0,2}}?{_COST_NOUN}\b"
+            r"|what\s+(?:does|do|will|would)\b[^?]*?\bcost\b)",
             re.I,
         ),
         re.compile(QUANTITIES["money"].pattern + r"|\b(?:USD|GBP|EUR|INR|Rs\.?)\s?\d|[₹¥]\s?\d", re.I),

@@ -74,11 +74,12 @@ _SPELLED = (
 )
 _NUMBER_WORD = rf"(?:(?:\d+(?:[.,]\d+)?|{_SPELLED})(?:\s*\(\d+\))?|\(\d+\))"
 _AGED = r"[\s-]+(?:old|of\s+age)\b"
-_NOT_YEARS = (
+_NOT_AGE = (
     r"(?:years?|days?|weeks?|months?|hours?|minutes?|times|feet|foot|inch(?:es)?|cm|kg|kilos?|stone|pounds?|"
     r"dollars?|euros?|rupees?|miles?|km|people|persons|children|kids|items?)"
 )
-# A person said to be a number, as a story tells an age: "my father is 72", "I'm 17", "she was 64"., as a story tells an age: "my father is 72", "I'm 17", "she was 64".
+# A person said to be a number, as a story tells an age: "my father is 72", "I'm 17", "she was 64";
+# not when a unit follows the number ("he is 30 days late", "she is 5 feet tall").
 _PERSON_IS = (
     r"\b(?:(?:i|he|she|they|we|you|father|mother|dad|mum|mom|son|daughter|wife|husband|child|kid|partner|"
     r"grandmother|grandfather|grandma|grandpa|parents?)(?:\s+(?:is|am|are|was|were|will\s+be)|['’](?:s|m))|im)"
@@ -91,7 +92,7 @@ QUANTITIES: dict[str, re.Pattern[str]] = {
     ),
     "age": re.compile(
         rf"\b{_NUMBER_WORD}[\s-]+years?{_AGED}|\baged\s+\d+\b|\bages?\s+(?:of\s+)?\d+\b|\bturn(?:s|ed)?\s+\d+\b"
-        rf"|{_PERSON_IS}\s+\d{{1,3}}\b(?![\s-]*(?:%|per\b|percent|{_NOT_YEARS}\b))",
+        rf"|{_PERSON_IS}\s+\d{{1,3}}\b(?![\s-]*(?:%|per\b|percent|{_NOT_AGE}\b))",
         re.I,
     ),
     "money": re.compile(r"[$£€]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars|pounds|euros)\b", re.I),
