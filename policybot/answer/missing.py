@@ -81,12 +81,12 @@ _EXAMPLE = re.compile(r"^\W*(?:for example|for instance|e\.g\.|example)\b", re.I
 MISSING = "Your documents do not seem to state {what} for this. The closest passages — check them:"
 
 
-def missing(question: str, passages: Sequence[str], about: str = "") -> str | None:
+def missing(question: str, passages: Sequence[str]) -> str | None:
     """The plain name of what ``question`` asks for ("an amount") when no passage states one
     about it: a sentence with an amount counts when it shares a word with the question (the
-    $30 administration charge does not say what the policy costs per month). ``about``: the
-    words it was searched with besides its own (a follow-up's earlier question: "how long have
-    they got to answer me?" is about the complaint asked of before)."""
+    $30 administration charge does not say what the policy costs per month). The user's own
+    words only: a question searched with the one before it ("How much does this policy cost per
+    month?" after a leak) would share the earlier question's words with any amount it found."""
     for kind, (asks, states, what) in _ASKS.items():
         asked = _asked(kind, asks, question)
         if not asked or not passages or (kind == "money" and _asks_if_covered(question)):
@@ -94,7 +94,7 @@ def missing(question: str, passages: Sequence[str], about: str = "") -> str | No
         # Every word that asks ("how much", "cost") is left out: "the cost of a road ambulance, up to
         # Rs. 2,000" says nothing of what "How much does this policy cost per month?" asks.
         asking = " ".join(asked + re.findall(_COST_NOUN + r"|\bcost\w*", question, re.I))
-        terms = set(_TOKENIZER(question + "\n" + about)) - set(_TOKENIZER(asking)) - _FUNCTION
+        terms = set(_TOKENIZER(question)) - set(_TOKENIZER(asking)) - _FUNCTION
         stating = [s for s in _statements(passages) if states.search(s.split(_LEAD, 1)[-1])]
         if not any(not terms or terms & set(_TOKENIZER(s)) for s in stating):
             return what

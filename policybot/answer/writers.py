@@ -169,8 +169,7 @@ class ExtractiveWriter:
             naming = q_terms - set(self.tokenizer(words)) if words else set()
             # The documents' words searched for the user's ("mudflow" for "mudslide") count as theirs.
             q_terms |= set(self.tokenizer(" ".join(draft.also_searched)))
-            # What the user asked, in their words, about what it was searched with.
-            absent = missing(draft.question, [s.text for s in sources], about=question)
+            absent = missing(draft.question, [s.text for s in sources])  # what the user asked, in their words
             lines = [MISSING.format(what=absent)] if absent else [HEDGE] if draft.band == "uncertain" else []
             chosen, spare = self._to_quote(sources, named)
             closeness, cosine = self._closeness(question, q_terms, chosen + spare, naming)
