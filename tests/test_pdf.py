@@ -277,3 +277,9 @@ def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
     pair = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "versioned.pdf", pages=2, footer=versioned))
     assert pair.stripped_lines == 2 and not any("Version 2.1" in ln.text for ln in pair.lines)
     assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in pair.lines)
+    # And one that is the same on both pages: it ran into the sentence a page break cut ("you may drive
+    # another Roadsure Private Car Policy Booklet RS-PC-0426 private car…").
+    same = "Roadsure Private Car Policy Booklet RS-PC-0426"
+    twin = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "same.pdf", pages=2, footer=same))
+    assert twin.stripped_lines == 2 and not any("Roadsure" in ln.text for ln in twin.lines)
+    assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in twin.lines)

@@ -605,3 +605,21 @@ def test_a_lead_in_that_points_back_comes_with_the_sentence_it_points_to():
     assert choose_quote(headed, lambda u: 1.0 if u.startswith("(b)") else 0.0).text(headed) == (
         "This may include: … (b) receipts;"
     )
+
+
+def test_clauses_numbered_by_their_sections_letter_open_their_own_units():
+    """ "C2. The most we will pay…" then "C3. Driving other cars.": the next clause's number is not
+    the end of this one's quote."""
+    text = (
+        "Section C: Liability to others\nC1. We will cover your legal liability for injury to any person.\n"
+        "C2. The most we will pay for damage to property is £20,000,000 for any one claim.\n"
+        "C3. Driving other cars. You may drive another private car with the owner's permission.\n"
+    )
+    units = [text[s:e] for s, e in quote_units(text, text.index("C1."))]
+    assert units == [
+        "C1. We will cover your legal liability for injury to any person.",
+        "C2. The most we will pay for damage to property is £20,000,000 for any one claim.",
+        "C3. Driving other cars. You may drive another private car with the owner's permission.",
+    ]
+    quote = choose_quote(text, lambda u: 1.0 if "The most" in u else 0.0, text.index("C1."))
+    assert quote.text(text) == units[1]

@@ -36,6 +36,8 @@ class L:
         ("4.2.1 Escape of water", "dotted3"),
         ("5.2 Escape of water deductible", "dotted2"),
         ("1. Debris Removal", "number"),
+        ("Section A: Loss of or damage to your car", "section"),  # a section designated by a letter
+        ("Part B", "part"),
     ],
 )
 def test_heading_patterns_common_in_policies(text, kind):
@@ -51,6 +53,7 @@ def test_heading_patterns_common_in_policies(text, kind):
         "Section 4. Exclusions . . . . . . . . 12",
         "",
         "The deductible applies,",
+        "section a of the Act applies",  # a lowercase letter is a sentence's word, not a designator
     ],
 )
 def test_sentences_are_not_headings(text):

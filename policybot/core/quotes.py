@@ -59,11 +59,14 @@ _BLANK_LINE_AFTER = re.compile(r"[ \t]*\n[ \t]*\n")
 _NEW_LIST = re.compile(r"\n(?=[A-Z][^\n]{0,120}:[ \t]*(?:\n|$))")
 # A line that introduces what follows: ends in ":" or is a short heading without punctuation.
 _LEAD_IN = re.compile(r"(?::|^[^.;!?\n]{3,60}[A-Za-z)])$")
-_BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$", re.IGNORECASE)
-# A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP)."
-_TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z])\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
-# A unit that opens a numbered clause or item ("4.3 Reimbursement Claims. The claim…", "7) Maternity…").
-_NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)])\s")
+# A clause numbered by its section's letter: "A1.", "C3.", "B2.1" (a wording whose sections are lettered).
+_LETTERED = r"[A-Z]\d{1,2}(?:\.\d{1,2})*"
+_BARE_MARKER = re.compile(r"^\(?(?:[a-z]|[0-9]{1,3}|[ivx]{1,4})[.)]$|^(?-i:" + _LETTERED + r")\.?$", re.IGNORECASE)
+# A numbered title standing alone as a sentence: "8. Condominium.", "21. National Flood Insurance Program (NFIP).",
+# "C3. Driving other cars."
+_TITLE_UNIT = re.compile(r"^(?:\d{1,3}|[A-Z]|" + _LETTERED + r")\.\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.$")
+# A unit that opens a numbered clause or item ("4.3 Reimbursement Claims. The claim…", "7) Maternity…", "A4. We…").
+_NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)]|" + _LETTERED + r"\.?)\s")
 # A contract's run-in heading: "(h) Governing Law." with its text on the same line after it.
 _RUN_IN_TITLE = re.compile(r"^\((?:[a-z]|[0-9]{1,3}|[ivx]{1,4})\)\s+[A-Z][\w'’&/-]*(?:\s+[\w'’&/-]+){0,5}\.$")
 # A sentence that refers back to the one before it: it opens with a word that points there ("This",

@@ -230,7 +230,7 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
     running = (
         {key for key, count in seen.items() if count >= threshold}
         if len(pages) >= 3
-        else _numbered_pair(pages, candidates)
+        else _numbered_pair(pages, candidates, heights)
     )
     removed, example = 0, ""
     for idx, (lines, found) in enumerate(zip(pages, candidates)):
@@ -242,19 +242,24 @@ def _drop_running_lines(pages: list[list[Line]], heights: list[float]) -> tuple[
     return removed, example
 
 
-def _numbered_pair(pages: list[list[Line]], candidates: list[set[int]]) -> set[str]:
-    """The running lines of a two-page document, where repetition alone says too little: a line in a
-    running line's place on both pages that differs only by a number, one more on the second page
+def _numbered_pair(pages: list[list[Line]], candidates: list[set[int]], heights: list[float]) -> set[str]:
+    """The running lines of a two-page document, where a count of repeats says too little: a line in
+    a running line's place on both pages, in the same margin, that is the same on both ("Roadsure
+    Private Car Policy Booklet RS-PC-0426") or differs only by a number, one more on the second page
     ("JSY Operational Guidelines, Version 2.1 | 1" and "… | 2")."""
     if len(pages) != 2:
         return set()
     last: list[dict[str, int]] = [{}, {}]
-    for side, (lines, found) in enumerate(zip(pages, candidates)):
+    same: list[set[tuple[str, bool]]] = [set(), set()]
+    for side, (lines, found, height) in enumerate(zip(pages, candidates, heights)):
         for i in found:
-            numbers = re.findall(r"\d+", lines[i].text)
+            text = " ".join(lines[i].text.split())
+            same[side].add((text, lines[i].y1 <= height * RUNNING_BAND))  # the text, and whether at the top
+            numbers = re.findall(r"\d+", text)
             if numbers:
-                last[side][_running_key(lines[i].text)] = int(numbers[-1])
-    return {key for key, n in last[0].items() if last[1].get(key) == n + 1}
+                last[side][_running_key(text)] = int(numbers[-1])
+    numbered = {key for key, n in last[0].items() if last[1].get(key) == n + 1}
+    return numbered | {_running_key(text) for text, _ in same[0] & same[1]}
 
 
 def _in_band(line: Line, height: float) -> bool:

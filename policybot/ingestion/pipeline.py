@@ -75,8 +75,9 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         f"{chunker.signature}{chunker.scope_suffix}|hdr{int(settings.contextual_header)}"
         # "run2": the stricter running-header filter (issue 8) keeps lines the first one
         # dropped, so documents indexed with it are re-read on their next ingest; "run3": a line
-        # that is only a page number goes on any document, two-page ones included.
-        f"|tbl{int(settings.detect_tables)}|run{3 * int(settings.strip_running_headers)}"
+        # that is only a page number goes on any document, two-page ones included; "run4": a line the
+        # same on both pages of a two-page document, in a running line's place, goes too.
+        f"|tbl{int(settings.detect_tables)}|run{4 * int(settings.strip_running_headers)}"
         + ("" if settings.vector_header else "|vh0")
         + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
         + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
@@ -85,6 +86,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("|hb1" if settings.heading_breaks else "")  # a blank line around unnumbered headings
         + ("|bh1" if settings.bare_headings == "merge" else "")  # no chunk of a heading alone
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
+        + "|kl1"  # a capital letter designates a section ("Section A: Loss of or damage to your car")
     )
 
 

@@ -35,9 +35,11 @@ class HeadingLine(Protocol):
     size: float
 
 
+# "Section 4", "Part II", "Schedule 3A", and a capital letter as the designator: "Section A: Loss of or
+# damage to your car", "Part B", "Appendix C" (a lowercase "section a of…" is a sentence's words).
 _KEYWORD = re.compile(
     r"^(part|chapter|section|article|clause|schedule|appendix|annex|endorsement)\s+"
-    r"([0-9]+[0-9.]*[a-z]?|[ivxlc]+)\b[.:]?\s*(.*)$",
+    r"([0-9]+[0-9.]*[a-z]?|[ivxlc]+|(?-i:[A-Z]))\b[.:]?\s*(.*)$",
     re.IGNORECASE,
 )
 _PARAGRAPH_SIGN = re.compile(r"^§\s*(\d+(?:\.\d+)*)\.?\s*(.*)$")
