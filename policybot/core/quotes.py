@@ -329,9 +329,9 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
         elif j is not None:
             lead_in = units[j]
         back = _pointed_to(text, units, j) if j is not None else None
-        if back is not None and start == units[j][0] and end - back <= max_chars:
+        if j is not None and back is not None and start == units[j][0] and end - back <= max_chars:
             start = back  # "We may ask for evidence. This may include: (a) a claim form"
-        elif back is not None and lead_in == units[j]:
+        elif j is not None and back is not None and lead_in == units[j]:
             lead_in = (back, units[j][1])
     elif best > 0 and _reads_on(text, units, best) and end - units[best - 1][0] <= max_chars:
         start = units[best - 1][0]
