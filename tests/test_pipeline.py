@@ -1338,3 +1338,26 @@ def _depends_on(answer) -> list[str]:
     """The lines an answer lists under "Depends on:" (none when it lists nothing)."""
     lines = answer.answer.splitlines()
     return lines[lines.index(DEPENDS_ON) + 1 :] if DEPENDS_ON in lines else []
+
+
+def test_a_condition_of_another_clause_of_the_best_passage_must_speak_to_the_question():
+    """A general-conditions passage sets out separate clauses ("1. Looking after your car. …", "4.
+    Cancelling your policy. …"): asked what cancelling costs, the answer depends on the cancelling
+    clause, not on the claims or the repair clause beside it, which the best passage's other clauses
+    are listed for only when they speak to the question."""
+    conditions = (
+        "General conditions\n"
+        "1. Looking after your car. You must keep your car roadworthy, with a valid MOT certificate.\n"
+        "2. Making a claim. You must tell us about any accident within 48 hours, even if you do not claim.\n"
+        "3. Cancelling your policy. You may cancel within 14 days of receiving your documents and we will "
+        "refund your premium in full. After that, we will charge a cancellation fee of £40.\n"
+    )
+    answer = _passages_answer([(conditions, "General conditions")], "how much does it cost to cancel")
+    assert "Cancelling your policy" in answer.answer.split(DEPENDS_ON)[0]
+    depends = _depends_on(answer)
+    assert not any("Looking after your car" in line or "Making a claim" in line for line in depends), depends
+    # A passage of one clause lists its conditions whatever words they share, as before.
+    single = conditions.replace("1. Looking after your car. ", "").replace("2. Making a claim. ", "")
+    single = single.replace("3. Cancelling your policy. ", "")
+    depends = _depends_on(_passages_answer([(single, "General conditions")], "how much does it cost to cancel"))
+    assert any("roadworthy" in line for line in depends) and any("48 hours" in line for line in depends), depends

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.core.quotes import choose_quote, in_opening_list, list_lead_in, opening_item, quote_units
+from policybot.core.quotes import (
+    choose_quote,
+    clause_starts,
+    in_opening_list,
+    list_lead_in,
+    opening_item,
+    quote_units,
+)
 from policybot.core.roles import plain_label
 
 ESCAPE_OF_WATER = (
@@ -623,3 +630,29 @@ def test_clauses_numbered_by_their_sections_letter_open_their_own_units():
     ]
     quote = choose_quote(text, lambda u: 1.0 if "The most" in u else 0.0, text.index("C1."))
     assert quote.text(text) == units[1]
+
+
+def test_a_definition_after_its_term_on_its_line_is_quoted_with_the_term():
+    text = (
+        "Meaning of words\nCar: The vehicle shown in your schedule.\n"
+        "Named driver: A person shown on your certificate of motor insurance as entitled to drive your car.\n"
+    )
+    quote = choose_quote(text, lambda u: 1.0 if u.startswith("A person") else 0.0, text.index("Car:"))
+    assert quote.text(text) == (
+        "Named driver: A person shown on your certificate of motor insurance as entitled to drive your car."
+    )
+    # A lead-in on a line of its own leads a list, not a definition: it is not run into the sentence.
+    listed = "What you must do:\nTell us within 48 hours.\n"
+    assert choose_quote(listed, lambda u: 1.0 if u.startswith("Tell") else 0.0).text(listed) == (
+        "Tell us within 48 hours."
+    )
+
+
+def test_clause_starts_are_titled_or_clause_numbered_never_list_items():
+    text = (
+        "1. Looking after your car. You must keep it roadworthy.\n2. Making a claim. Tell us within 48 hours.\n"
+        "A3. If your car is less than a year old we will replace it with a new one.\n4.2 We will pay the excess.\n"
+        "You must:\n1. be over 18;\n2. live in the UK.\n"
+    )
+    starts = [text[s : s + 12] for s in clause_starts(text)]
+    assert starts == ["1. Looking a", "2. Making a ", "A3. If your ", "4.2 We will "]

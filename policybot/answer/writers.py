@@ -35,6 +35,7 @@ from policybot.core.quotes import (
     MAX_QUOTE_CHARS,
     Quote,
     choose_quote,
+    clause_starts,
     is_heading_line,
     is_list_item,
     other_quote,
@@ -546,6 +547,19 @@ def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
     return Quote(quote.start, max(ends), quote.lead_in) if ends else quote
 
 
+def _quoted_clauses(src: Citation) -> list[tuple[int, int]] | None:
+    """The spans of the clauses a passage's quotes stand in, when it sets out several ("1. Looking after
+    your car. …", "2. Telling us about changes. …"; "A2. We will pay…", "A3. If your car…"); None when
+    it does not (see ``core.quotes.clause_starts``)."""
+    starts = clause_starts(src.text, body_start(src))
+    if len(starts) < 2 or src.quote_start is None:
+        return None
+    bounds = [*starts, len(src.text)]
+    spans = [(0, starts[0]), *zip(bounds, bounds[1:])]
+    quoted = [src.quote_start, *(s for s, _ in src.also_quoted)]
+    return [(a, b) for a, b in spans if any(a <= q < b for q in quoted)]
+
+
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
     """The spans of the definitions a quote of a Definitions passage lies in ("5. Basement. …" up to
     "6. Building. …"), when the passage holds several: what "Depends on:" takes from it as from the
@@ -633,9 +647,11 @@ def _conditions(
     best = max((closeness(parts[-1]) for _, _, units in retrieved for _, _, parts in units), default=0.0)
     found: list[tuple[bool, float, int, int, str, tuple[int, int]]] = []
     for rank, (src, _, units) in enumerate(retrieved):
-        within = _quoted_definitions(src)
+        within = _quoted_definitions(src) or _quoted_clauses(src)
         for text, (s, e), parts in units:
-            # Another definition of the same Definitions passage is read as another passage would be.
+            # Another definition of the same Definitions passage, or another clause of a list of them
+            # ("2. Telling us about changes." beside the quoted "3. Making a claim."), is read as another
+            # passage would be.
             own = within is None or any(a <= s and e <= b for a, b in within)
             key = _same_words(text)
             repeats = key in said or any(len(b) >= MIN_BEGUN_CHARS and b in key for b in begun)

@@ -333,6 +333,8 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             start = back  # "We may ask for evidence. This may include: (a) a claim form"
         elif j is not None and back is not None and lead_in == units[j]:
             lead_in = (back, units[j][1])
+    elif best > 0 and _names_term(text, units, best) and end - units[best - 1][0] <= max_chars:
+        start = units[best - 1][0]  # "Market value: The cost of replacing your car…"
     elif best > 0 and _reads_on(text, units, best) and end - units[best - 1][0] <= max_chars:
         start = units[best - 1][0]
     elif best + 1 < len(units) and _reads_on(text, units, best + 1) and units[best + 1][1] - start <= max_chars:
@@ -418,6 +420,33 @@ def _pointed_to(text: str, units: list[tuple[int, int]], j: int) -> int | None:
     before = text[s:e].rstrip()
     plain = not _ITEM.match(before) and before.endswith((".", "!", "?")) and not _TITLE_UNIT.match(before)
     return s if plain and e - s <= POINTED_TO_CHARS and not _is_heading_unit(text, s, e) else None
+
+
+# A clause of its own within a passage: one that opens with its number and a short title ending in "."
+# ("1. Looking after your car. You must keep…", "10. LIMITATION ON LIABILITY. EXCEPT…"), or with a
+# number only a clause has, never a list item ("4.2 We will…", "A3. If your car…"). A general-conditions
+# list sets its clauses so; "1. you must be over 18;" is an item of one condition.
+_CLAUSE_START = re.compile(
+    r"^(?:(?:\d{1,3}(?:\.\d{1,3})*|" + _LETTERED + r")[.)]?\s+[A-Z][\w'’()&/-]*(?:\s+[\w'’()&/-]+){0,7}\.\s+\S"
+    r"|(?:\d{1,3}(?:\.\d{1,3})+|" + _LETTERED + r")\.?\s+[A-Z])"
+)
+
+
+def clause_starts(text: str, begin: int = 0) -> list[int]:
+    """Where each clause of ``text[begin:]`` starts (see ``_CLAUSE_START``)."""
+    return [s for s, e in quote_units(text, begin) if _CLAUSE_START.match(text[s:e])]
+
+
+TERM_WORDS = 5  # "Named driver:", "Market value:": a defined term before its definition, on its line
+
+
+def _names_term(text: str, units: list[tuple[int, int]], i: int) -> bool:
+    """Whether ``units[i]`` is a definition after its term on the same line ("Market value: The cost
+    of…"), as a glossary sets them: the term is quoted with it, or the definition says what of nothing."""
+    s, e = units[i - 1]
+    term = text[s:e]
+    on_line = "\n" not in text[s : units[i][0]]
+    return on_line and term.endswith(":") and len(term.split()) <= TERM_WORDS and term[:1].isupper()
 
 
 def _reads_on(text: str, units: list[tuple[int, int]], i: int) -> bool:
