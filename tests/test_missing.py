@@ -74,3 +74,9 @@ def test_a_contract_states_a_period_in_words_with_its_digits_or_by_its_dates():
 def test_a_local_phone_number():
     assert missing("legal helpline number", ["Call our legal advice helpline on 555-0177, 24 hours a day."]) is None
     assert missing("legal helpline number", ["Call our legal advice helpline at any time."]) == "a phone number"
+
+
+def test_how_much_notice_asks_for_a_length_of_time():
+    notice = ["6.1 The Tenant may end the tenancy by giving at least one month's written notice."]
+    assert missing("how much notice do i have to give if i want to move out early", notice) is None
+    assert missing("how much notice do i have to give to move out?", ["Give notice in writing."]) == "a length of time"

@@ -656,3 +656,12 @@ def test_clause_starts_are_titled_or_clause_numbered_never_list_items():
     )
     starts = [text[s : s + 12] for s in clause_starts(text)]
     assert starts == ["1. Looking a", "2. Making a ", "A3. If your ", "4.2 We will "]
+
+
+def test_a_clause_number_that_ends_a_sentence_on_the_next_line_is_no_list_item():
+    """ "…held in accordance with clause" then "5." on its own line: the sentence's end, not an item."""
+    text = '1.2 "Deposit" means £1,000 held in accordance with clause\n5.\n1.3 "Term" means a period of 12 months.\n'
+    assert [text[s:e] for s, e in quote_units(text)] == [
+        '1.2 "Deposit" means £1,000 held in accordance with clause\n5.',
+        '1.3 "Term" means a period of 12 months.',
+    ]

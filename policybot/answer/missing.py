@@ -25,6 +25,7 @@ from policybot.store.lexical import Tokenizer
 # none of them asks for an amount, and saying that none is stated answers what was not asked.
 _OPENS = r"^\s*(?:(?:and|but|so|then|ok|okay|also|please|roughly|exactly|for|to|until)\s+)*"
 _COST_NOUN = r"(?:costs?|prices?|premiums?|fees?|charges?)"
+_TIME_NOUN = r"(?:notice|time|warning)"  # "how much notice do I have to give" asks for a length of time
 _CLAUSE = re.compile(r"[^.?!;,]+")
 _DATE = (
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|"
@@ -38,7 +39,7 @@ _DATE = (
 _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
     "money": (
         re.compile(
-            _OPENS + r"(?:how much\b|what(?:'s|\s+is|\s+are|\s+will\s+be|\s+would\s+be)\s+"
+            _OPENS + rf"(?:how much\b(?!\s+{_TIME_NOUN}\b)" + r"|what(?:'s|\s+is|\s+are|\s+will\s+be|\s+would\s+be)\s+"
             rf"(?:the\s+|my\s+|your\s+|our\s+)?(?:\w+\s+){{0,2}}?{_COST_NOUN}\b"
             r"|what\s+(?:does|do|will|would)\b[^?]*?\bcost\b)",
             re.I,
@@ -47,7 +48,10 @@ _ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
         "an amount",
     ),
     "period": (
-        re.compile(_OPENS + r"(?:how long\b|how many (?:hours|days|weeks|months|years)\b)", re.I),
+        re.compile(
+            _OPENS + rf"(?:how long\b|how many (?:hours|days|weeks|months|years)\b|how much(?=\s+{_TIME_NOUN}\b))",
+            re.I,
+        ),
         re.compile(QUANTITIES["period"].pattern + rf"|(?:{_DATE})\b.*?(?:{_DATE})", re.I),
         "a length of time",
     ),

@@ -214,7 +214,9 @@ def _past_abbreviations(text: str, spans: list[tuple[int, int]]) -> list[tuple[i
     for s, e in spans:
         after = text[s:e].strip()
         before = text[out[-1][0] : out[-1][1]] if out else ""
-        if out and (_goes_on_after_abbreviation(before, after) or _repeats_number(before, after)):
+        if out and (
+            _goes_on_after_abbreviation(before, after) or _repeats_number(before, after) or _numbers(before, after)
+        ):
             out[-1] = (out[-1][0], e)
         else:
             out.append((s, e))
@@ -227,6 +229,18 @@ def _goes_on_after_abbreviation(before: str, after: str) -> bool:
         and not (_ITEM.match(after) or _BARE_MARKER.match(after))
         and ends_in_abbreviation(before)
     )
+
+
+# A word that a clause's or a page's number follows: "…held in accordance with clause" then "5." on the
+# next line is that sentence's number and its end, not a list item of its own.
+_NUMBERED_BY = re.compile(
+    r"\b(?:clauses?|sections?|paragraphs?|articles?|schedules?|parts?|conditions?|items?|pages?|notes?)$", re.I
+)
+
+
+def _numbers(before: str, after: str) -> bool:
+    """ "…in accordance with clause" then "5.": the number a sentence ended on, after a line break."""
+    return bool(_NUMBERED_BY.search(before.rstrip())) and bool(re.fullmatch(r"\(?\d{1,3}(?:\.\d{1,3})*[.)]", after))
 
 
 def _repeats_number(before: str, after: str) -> bool:
