@@ -665,3 +665,24 @@ def test_a_clause_number_that_ends_a_sentence_on_the_next_line_is_no_list_item()
         '1.2 "Deposit" means £1,000 held in accordance with clause\n5.',
         '1.3 "Term" means a period of 12 months.',
     ]
+
+
+def test_a_lead_in_chosen_brings_the_item_closest_to_the_question():
+    """ "…may deduct the reasonable cost of: (a) any unpaid Rent; … (c) cleaning, where…": asked about
+    cleaning, the lead-in is quoted with item (c), not with its first item."""
+    text = (
+        "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: "
+        "(a) any unpaid Rent; (b) making good any damage beyond fair wear and tear; (c) cleaning, where the "
+        "Property is not left in the condition it was in at the start of the tenancy."
+    )
+
+    def shared(*words: str):
+        return lambda unit: float(sum(w in unit.lower() for w in words))
+
+    cleaning = choose_quote(text, shared("landlord", "deposit", "cleaning"))
+    assert cleaning.text(text) == (
+        "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: … "
+        "(c) cleaning, where the Property is not left in the condition it was in at the start of the tenancy."
+    )
+    # No item speaks to the question: the lead-in comes with its first item, as before.
+    assert choose_quote(text, shared("landlord", "deposit")).text(text).endswith("cost of: (a) any unpaid Rent;")

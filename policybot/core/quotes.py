@@ -332,10 +332,14 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
             lead_in = header
         elif header is not None and best + 1 < len(units) and _TABLE_ROW.match(text, units[best + 1][0]):
             end = units[best + 1][1]  # the header chosen: with its first row
-    elif _introduces(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its first item
-        end = units[best + 1][1]
+    elif _introduces(text[start:end].rstrip()) and best + 1 < len(units):  # a lead-in: bring its item
+        item = _closest_item(text, units, best, score)
         back = _pointed_to(text, units, best)
-        start = back if back is not None and end - back <= max_chars else start
+        if item != best + 1:  # "…the reasonable cost of: … (c) cleaning, where…"
+            lead_in, (start, end) = (start if back is None else back, end), units[item]
+        else:  # its first item, and the sentence it points back to
+            end = units[best + 1][1]
+            start = back if back is not None and end - back <= max_chars else start
     elif _ITEM.match(text[start:end]):
         j = _lead_in(text, units, best)
         if j is not None and j == best - 1 and end - units[j][0] <= max_chars:
@@ -367,6 +371,21 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     if end - start <= max_chars:
         return Quote(start, end, lead_in, cut=_runs_on(text, end))
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
+
+
+def _closest_item(text: str, units: list[tuple[int, int]], lead: int, score: Callable[[str], float]) -> int:
+    """The item of the list ``units[lead]`` leads in that ``score`` rates best; its first item when
+    none speaks to the question (scores above nothing) or the lead-in has no list."""
+    items: list[int] = []
+    for j in range(lead + 1, len(units)):
+        if not _ITEM.match(text[units[j][0] : units[j][1]]):
+            break
+        items.append(j)
+    if not items:
+        return lead + 1
+    scores = [score(text[units[j][0] : units[j][1]]) for j in items]
+    top = max(scores)
+    return items[scores.index(top)] if top > 0 else lead + 1
 
 
 def _under_conditional_heading(text: str, units: list[tuple[int, int]], i: int) -> bool:
