@@ -686,3 +686,28 @@ def test_a_lead_in_chosen_brings_the_item_closest_to_the_question():
     )
     # No item speaks to the question: the lead-in comes with its first item, as before.
     assert choose_quote(text, shared("landlord", "deposit")).text(text).endswith("cost of: (a) any unpaid Rent;")
+
+
+def test_a_lead_in_brings_an_item_of_its_own_list_and_a_nested_list_whole():
+    limits = (
+        "6. Special Limits. We will pay no more than $2,500 for any loss to the following kinds of property:\n"
+        "a. Artwork and collectibles;\nb. Rare books;\nc. Jewelry and watches;\n"
+        "7. If you are a tenant, you may apply up to 10 percent of the limit to jewelry cabinets.\n"
+    )
+
+    def shared(*words: str):
+        return lambda unit: float(sum(w in unit.lower() for w in words))
+
+    # "7." is the lead-in's next sibling, not an item of its list.
+    quote = choose_quote(limits, shared("pay", "limits", "jewelry"))
+    assert quote.text(limits).endswith("kinds of property: … c. Jewelry and watches;")
+    flood = (
+        "B. Flood means:\n1. A general and temporary condition of inundation of two or more acres from:\n"
+        "a. Overflow of inland or tidal waters;\nb. Unusual and rapid accumulation of surface waters from any source;\n"
+    )
+    # The first item leads a list of its own: the definition is read from its start, as before.
+    assert (
+        choose_quote(flood, shared("flood", "means", "surface"))
+        .text(flood)
+        .startswith("B. Flood means: 1. A general and temporary condition")
+    )

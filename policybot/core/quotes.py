@@ -374,18 +374,24 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
 
 
 def _closest_item(text: str, units: list[tuple[int, int]], lead: int, score: Callable[[str], float]) -> int:
-    """The item of the list ``units[lead]`` leads in that ``score`` rates best; its first item when
-    none speaks to the question (scores above nothing) or the lead-in has no list."""
+    """The item of the list ``units[lead]`` leads in that ``score`` rates best: one of its first item's
+    kind ("a." beside "b.", never the lead-in's own next sibling "7." after "6. Special Limits…:").
+    Its first item when none speaks to the question more than it does, or when that item leads a list
+    of its own ("1. … from: a. … b. …"): a nested list is read as before, whole from its start."""
+    first = lead + 1
+    first_unit = text[units[first][0] : units[first][1]].rstrip()
+    if not _ITEM.match(first_unit) or first_unit.endswith(":"):
+        return first
+    own, kind = _family(text[units[lead][0] : units[lead][1]]), _family(first_unit)
     items: list[int] = []
-    for j in range(lead + 1, len(units)):
-        if not _ITEM.match(text[units[j][0] : units[j][1]]):
+    for j in range(first, len(units)):
+        unit = text[units[j][0] : units[j][1]]
+        if not _ITEM.match(unit) or (own and _family(unit) == own):
             break
-        items.append(j)
-    if not items:
-        return lead + 1
+        if _family(unit) == kind:
+            items.append(j)
     scores = [score(text[units[j][0] : units[j][1]]) for j in items]
-    top = max(scores)
-    return items[scores.index(top)] if top > 0 else lead + 1
+    return items[scores.index(max(scores))]
 
 
 def _under_conditional_heading(text: str, units: list[tuple[int, int]], i: int) -> bool:
