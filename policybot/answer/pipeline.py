@@ -11,7 +11,6 @@ edition of the best source said, when it read differently).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Callable, Generator, Iterator, Sequence
 
 import numpy as np
@@ -247,11 +246,10 @@ class AnswerPipeline:
             lists.update(retriever.lists(query, list(by_id), i, named=named, reorder=in_own_words))
         own = queries[1] if len(queries) > 1 and not decided and self.settings.follow_up_context == "auto" else ""
         goes = bool(own) and goes_on(own)
-        words = self.extractive.tokenizer
         stands = bool(own) and (
             self._points_at_clause(own, list(by_id))
             or not _needs_context(lists, goes)
-            or (not goes and _turned_away(own, lists, by_id, before, words))
+            or (not goes and _turned_away(lists, by_id, before))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
@@ -461,35 +459,19 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
 
 
-def _turned_away(
-    question: str,
-    lists: RankedLists,
-    by_id: dict[str, DocumentRow],
-    before: Sequence[str],
-    words: Callable[[str], list[str]],
-) -> bool:
+def _turned_away(lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:
     """Whether a question has turned to another document than the one the previous answer came from:
-    searched alone, its best passage and its closest in meaning are in one other document,
-    and it uses a word of that document's title that the previous one's title lacks ("whats the
-    excess on my travel insurance" after a contract's liability clause). Joined to the question
-    before, its search found that clause again, closer in meaning than anything it finds alone, and it
-    was taken for a follow-up. Without the title word, a short follow-up that finds another document
-    alone ("only if the water actually reaches us?") still leans on the turn before. A turn whose words
-    say it goes on (``goes_on``) is not asked this. ``words``: the search's own tokenizer (stems,
-    without stopwords)."""
+    searched alone, its best passage and its closest in meaning are in one other document ("whats the
+    excess on my travel insurance" after a contract's liability clause; "my landlord says he's keeping
+    £200 of my deposit…" after a car insurance question). Joined to the question before, its search
+    found that question's clauses again, closer in meaning than anything it finds alone, and it was
+    taken for a follow-up. A turn whose words say it goes on (``goes_on``: "and how long does it
+    last?", "only if the water actually reaches us?") is not asked this."""
     alone, fused = lists.get(ListKey("dense", 1)) or [], lists.get(ListKey("hybrid", 1)) or []
     if not before or not alone or not fused:
         return False
     found = {doc_of(alone[0][0]), doc_of(fused[0][0])}
-    if len(found) != 1 or not found <= set(by_id) or by_id[next(iter(found))].name in before:
-        return False
-    previous = {w for d in by_id.values() if d.name in before for w in words(_title(d))}
-    return bool((set(words(question)) & set(words(_title(by_id[next(iter(found))])))) - previous)
-
-
-def _title(doc: DocumentRow) -> str:
-    """A document's title and file name, as words ("wanderwise travel policy")."""
-    return f"{doc.title} {Path(doc.name).stem.replace('-', ' ')}"
+    return len(found) == 1 and found <= set(by_id) and by_id[next(iter(found))].name not in before
 
 
 def _naming_changed(lists: RankedLists, depth: int = PREVIEW_PASSAGES) -> bool:

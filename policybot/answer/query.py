@@ -118,10 +118,13 @@ def with_context(question: str, previous_questions: Sequence[str]) -> str:
 
 
 # A question that opens by carrying on from the turn before: "and if it was only 3 weeks?", "what
-# about subsidence?", "but the cash that was in it?". Its own search agreeing with itself is then no
+# about subsidence?", "but the cash that was in it?"; a conditional fragment completes the question
+# before it: "only if the water actually reaches us?". Its own search agreeing with itself is then no
 # sign that it stands alone (``pipeline._needs_context``): "and what about subsidence?" finds the
 # Subsidence cover by both dense and BM25, yet asks about the deductible just discussed.
-_CARRIES_ON = re.compile(r"^\W*(?:and|but|also|plus|or|what about|how about)\b", re.IGNORECASE)
+_CARRIES_ON = re.compile(
+    r"^\W*(?:and|but|also|plus|or|what about|how about|only if|even if|unless|only when|even when)\b", re.IGNORECASE
+)
 
 
 def carries_on(question: str) -> bool:
