@@ -430,3 +430,66 @@ def travel_policy_pdf(path: Path) -> Path:
         "complaint to the Financial Ombudsman Service within six months of our final response."
     )
     return b.save(path)
+
+
+def motor_policy_pdf(path: Path) -> Path:
+    """A UK private car wording: sections designated by a letter ("Section A: Loss of or damage to your
+    car"), clauses numbered by their section's letter ("A1.", "C3."), a "Term: definition" glossary,
+    titled general conditions ("3. Making a claim. …"), and a footer the same on both pages."""
+    b = PdfBuilder(footer="Roadsure Private Car Policy Booklet RS-PC-0426")
+    b.heading("Roadsure Private Car Insurance - Policy Booklet", size=15)
+    b.paragraph("Your policy is made up of this booklet, your schedule and your certificate of motor insurance.")
+    b.heading("Meaning of words")
+    b.paragraph("Excess: The amount you must pay towards any claim, shown in your schedule.")
+    b.paragraph("Named driver: A person shown on your certificate of motor insurance as entitled to drive your car.")
+    b.heading("Section A: Loss of or damage to your car")
+    b.paragraph("A1. We will cover loss of or damage to your car caused by accident, fire, theft or vandalism.")
+    b.paragraph("A2. We will pay the cost of repairing your car or, if it is beyond economic repair, its market value.")
+    b.paragraph("A3. We will not pay for:")
+    b.paragraph("(a) the excess shown in your schedule;")
+    b.paragraph("(b) loss or damage caused by theft if the keys were left in or on the car;")
+    b.paragraph("(c) putting the wrong fuel in your car.")
+    b.heading("Section C: Liability to others")
+    b.paragraph("C1. We will cover your legal liability for the death of or injury to any person caused by your car.")
+    b.paragraph("C2. The most we will pay for damage to property is £20,000,000 for any one claim.")
+    b.paragraph(
+        "C3. Driving other cars. If your certificate of motor insurance says so, you may drive another private car "
+        "not owned by you, with the owner's permission. This gives third party cover only."
+    )
+    b.new_page()
+    b.heading("General conditions")
+    b.paragraph("1. Looking after your car. You must keep your car roadworthy, with a valid MOT certificate.")
+    b.paragraph("2. Telling us about changes. You must tell us straight away about any change of address or driver.")
+    b.paragraph("3. Making a claim. You must tell us about any accident within 48 hours. Call us on 0345 600 7000.")
+    b.paragraph(
+        "4. Cancelling your policy. You may cancel within 14 days of receiving your documents and we will refund "
+        "your premium in full. After that, we will charge a cancellation fee of £40."
+    )
+    return b.save(path)
+
+
+def tenancy_pdf(path: Path) -> Path:
+    """An assured shorthold tenancy agreement: numbered clauses ("5.2 …"), the tenant's obligations as a
+    lettered list under "The Tenant agrees:", and a deposit clause whose items are inline."""
+    b = PdfBuilder(footer="Assured Shorthold Tenancy Agreement - 14 Elm Road - page {n} of {total}")
+    b.heading("ASSURED SHORTHOLD TENANCY AGREEMENT", size=14)
+    b.paragraph("This Agreement is made between Mr Peter Hale (the Landlord) and Ms Amina Yusuf (the Tenant).")
+    b.heading("2. Rent")
+    b.paragraph("2.1 The Tenant shall pay the Rent of £875 per calendar month by standing order.")
+    b.paragraph("2.2 The Landlord may increase the Rent no more than once in any 12-month period.")
+    b.heading("3. Tenant's obligations")
+    b.paragraph("The Tenant agrees:")
+    b.paragraph("(a) to keep the interior of the Property clean, fair wear and tear excepted;")
+    b.paragraph("(b) not to keep any animal at the Property without the Landlord's written consent;")
+    b.paragraph("(c) not to sublet or part with possession of the whole or any part of the Property.")
+    b.heading("5. Deposit")
+    b.paragraph("5.1 The Deposit of £1,000 will be protected in a government-approved scheme within 30 days.")
+    b.paragraph(
+        "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: (a) any "
+        "unpaid Rent; (b) making good any damage beyond fair wear and tear; (c) cleaning, where the Property is not "
+        "left in the condition it was in at the start of the tenancy."
+    )
+    b.paragraph("5.3 The Landlord will return the Deposit within 10 days of agreeing the amount with the Tenant.")
+    b.heading("6. Ending the tenancy")
+    b.paragraph("6.1 The Tenant may end the tenancy at the end of the Term by giving at least one month's notice.")
+    return b.save(path)

@@ -1361,3 +1361,24 @@ def test_a_condition_of_another_clause_of_the_best_passage_must_speak_to_the_que
     single = single.replace("3. Cancelling your policy. ", "")
     depends = _depends_on(_passages_answer([(single, "General conditions")], "how much does it cost to cancel"))
     assert any("roadworthy" in line for line in depends) and any("48 hours" in line for line in depends), depends
+
+
+def test_a_full_question_about_another_document_stands_alone_without_its_title_words(tmp_path):
+    """ "my landlord says hes keeping £200 of my deposit for cleaning, is he allowed?" after a car
+    insurance question was searched as the two joined, "mainly in" the car policy. It names nothing of
+    the tenancy's title, but searched alone its best passage and its closest in meaning are both in the
+    tenancy agreement: it stands alone, and is answered from the deposit clause, item (c)."""
+    from tests.pdfs import motor_policy_pdf, tenancy_pdf
+
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    motor, tenancy = motor_policy_pdf(tmp_path / "roadsure-car.pdf"), tenancy_pdf(tmp_path / "tenancy.pdf")
+    assert not bot.ingest([motor, tenancy]).failed
+    before = bot.ask("how much does it cost to cancel my car insurance", use_llm=False)
+    assert before.citations[0].doc == "roadsure-car.pdf"
+    question = "my landlord says hes keeping £200 of my deposit for cleaning, is he allowed?"
+    turned = bot.ask(question, history=[before], use_llm=False)
+    assert turned.standalone_question == question
+    assert turned.citations[0].doc == "tenancy.pdf"
+    assert "(c) cleaning, where the Property" in turned.answer
+    goes_on = bot.ask("only if I cancel in the first year?", history=[before], use_llm=False)
+    assert goes_on.standalone_question != "only if I cancel in the first year?"
