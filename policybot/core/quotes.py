@@ -373,11 +373,17 @@ def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_c
     return Quote(start, _cut(text, start, start + max_chars), lead_in, cut=True)
 
 
+# How much closer to the question than a list's first item another item must be to be brought with its
+# lead-in instead: a word more of the question's (the closeness that quotes are chosen by counts shared
+# words whole and meaning and quantities as fractions under one), never a cosine's nudge alone.
+ITEM_MARGIN = 0.5
+
+
 def _closest_item(text: str, units: list[tuple[int, int]], lead: int, score: Callable[[str], float]) -> int:
     """The item of the list ``units[lead]`` leads in that ``score`` rates best: one of its first item's
     kind ("a." beside "b.", never the lead-in's own next sibling "7." after "6. Special Limits…:").
-    Its first item when none speaks to the question more than it does, or when that item leads a list
-    of its own ("1. … from: a. … b. …"): a nested list is read as before, whole from its start."""
+    Its first item unless the best is ``ITEM_MARGIN`` closer, or when that item leads a list of its own
+    ("1. … from: a. … b. …"): a nested list is read as before, whole from its start."""
     first = lead + 1
     first_unit = text[units[first][0] : units[first][1]].rstrip()
     if not _ITEM.match(first_unit) or first_unit.endswith(":"):
@@ -391,7 +397,8 @@ def _closest_item(text: str, units: list[tuple[int, int]], lead: int, score: Cal
         if _family(unit) == kind:
             items.append(j)
     scores = [score(text[units[j][0] : units[j][1]]) for j in items]
-    return items[scores.index(max(scores))]
+    best = scores.index(max(scores))
+    return items[best] if scores[best] >= scores[0] + ITEM_MARGIN else first
 
 
 def _under_conditional_heading(text: str, units: list[tuple[int, int]], i: int) -> bool:
