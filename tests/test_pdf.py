@@ -282,4 +282,8 @@ def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
     same = "Roadsure Private Car Policy Booklet RS-PC-0426"
     twin = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "same.pdf", pages=2, footer=same))
     assert twin.stripped_lines == 2 and not any("Roadsure" in ln.text for ln in twin.lines)
+    # A footer that ends in its page number goes however many words name the document before it.
+    long = "Assured Shorthold Tenancy Agreement - 14 Elm Road - page {n} of {total}"
+    tenancy = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "long.pdf", pages=2, footer=long))
+    assert tenancy.stripped_lines == 2 and not any("Elm Road" in ln.text for ln in tenancy.lines)
     assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in twin.lines)

@@ -11,6 +11,7 @@ from policybot.core.quotes import (
     in_opening_list,
     list_lead_in,
     opening_item,
+    other_quote,
     quote_units,
 )
 from policybot.core.roles import plain_label
@@ -711,3 +712,18 @@ def test_a_lead_in_brings_an_item_of_its_own_list_and_a_nested_list_whole():
         .text(flood)
         .startswith("B. Flood means: 1. A general and temporary condition")
     )
+
+
+def test_a_second_quote_s_lead_in_brings_its_closest_item_too():
+    """``other_quote`` chooses the unit, then the item its lead-in brings by the same closeness."""
+    text = (
+        "5.1 The Deposit is protected in a scheme.\n5.2 The Landlord may deduct from the Deposit the reasonable "
+        "cost of: (a) any unpaid Rent; (b) damage; (c) cleaning, where the Property is left dirty.\n"
+    )
+    first = choose_quote(text, lambda unit: 1.0 if unit.startswith("5.1") else 0.0)
+
+    def score(unit: str) -> float:
+        return float(sum(w in unit.lower() for w in ("deduct", "cleaning")))
+
+    found = other_quote(text, score, first)
+    assert found is not None and found[0].text(text).endswith("… (c) cleaning, where the Property is left dirty.")

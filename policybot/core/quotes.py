@@ -319,11 +319,15 @@ def _is_heading_unit(text: str, s: int, e: int) -> bool:
     return capitals or bool(_BLANK_LINE_AFTER.match(text, e)) or is_heading_line(text, s, e)
 
 
-def choose_quote(text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS) -> Quote:
-    """The quote of ``text`` that ``score`` rates best (see the module's rules)."""
+def choose_quote(
+    text: str, score: Callable[[str], float], begin: int = 0, max_chars: int = MAX_QUOTE_CHARS, at: int | None = None
+) -> Quote:
+    """The quote of ``text`` that ``score`` rates best (see the module's rules); ``at``: the start of
+    the unit to quote, already chosen (``score`` still chooses the item a lead-in brings)."""
     units = quote_units(text, begin) or [_trim(text, 0, len(text))]
     quotable = [i for i, (s, e) in enumerate(units) if not _is_heading_unit(text, s, e)] or list(range(len(units)))
-    best = max(quotable, key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
+    chosen = [i for i in quotable if units[i][0] == at]
+    best = chosen[0] if chosen else max(quotable, key=lambda i: (score(text[units[i][0] : units[i][1]]), -i))
     start, end = units[best]
     lead_in = None
     if _TABLE_ROW.match(text, start):  # a table row: under its table's header row
@@ -519,7 +523,7 @@ def other_quote(text: str, score: Callable[[str], float], first: Quote, begin: i
     if not units:
         return None
     start, end = max(units, key=lambda u: (score(text[u[0] : u[1]]), -u[0]))
-    quote = choose_quote(text, lambda unit: 1.0 if unit == text[start:end] else 0.0, begin)
+    quote = choose_quote(text, score, begin, at=start)
     if quote.start < first.end and first.start < quote.end:
         return None
     return quote, score(text[start:end])

@@ -189,7 +189,10 @@ def _running_candidate(line: Line, page: list[Line], height: float, body_size: f
     text = line.text.strip()
     if line.kind != "text" or not _in_band(line, height):
         return False
-    if len(text) > RUNNING_MAX_CHARS or len(text.split()) > RUNNING_MAX_WORDS:
+    # A line that ends in its page number ("… - 14 Elm Road - page 1 of 2") is page furniture however
+    # many words name the document before it; the length cap still holds.
+    numbered = bool(_PAGE_NUMBER.match(text))
+    if len(text) > RUNNING_MAX_CHARS or (len(text.split()) > RUNNING_MAX_WORDS and not numbered):
         return False
     if line.size > body_size + 0.9:  # bigger than body text: a heading, not a running line
         return False
