@@ -727,3 +727,13 @@ def test_a_second_quote_s_lead_in_brings_its_closest_item_too():
 
     found = other_quote(text, score, first)
     assert found is not None and found[0].text(text).endswith("… (c) cleaning, where the Property is left dirty.")
+
+
+def test_a_lead_in_followed_by_its_own_sibling_brings_that_unit_as_before():
+    """ "1. The following terms apply:" then "2. Term…": no item of its own list follows (it crashed)."""
+    text = (
+        "1. The following terms apply to this agreement:\n2. The Term of this agreement is one year from the date "
+        "on which it is signed by both parties.\n3. Payment is due on the first day of every month of the Term.\n"
+    )
+    quote = choose_quote(text, lambda unit: 1.0 if unit.startswith("1.") else 0.0)
+    assert quote.text(text).startswith("1. The following terms apply to this agreement: 2. The Term")

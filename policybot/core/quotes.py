@@ -400,6 +400,8 @@ def _closest_item(text: str, units: list[tuple[int, int]], lead: int, score: Cal
             break
         if _family(unit) == kind:
             items.append(j)
+    if not items:  # the next unit is the lead-in's own sibling ("1. Definitions:" then "2. Term…")
+        return first
     scores = [score(text[units[j][0] : units[j][1]]) for j in items]
     best = scores.index(max(scores))
     return items[best] if scores[best] >= scores[0] + ITEM_MARGIN else first
