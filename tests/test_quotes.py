@@ -737,3 +737,12 @@ def test_a_lead_in_followed_by_its_own_sibling_brings_that_unit_as_before():
     )
     quote = choose_quote(text, lambda unit: 1.0 if unit.startswith("1.") else 0.0)
     assert quote.text(text).startswith("1. The following terms apply to this agreement: 2. The Term")
+
+
+def test_a_short_sentence_after_its_term_still_brings_the_sentence_after_it():
+    text = (
+        "Cookies: We use cookies on our site. These technologies allow us to recognise your preferences and keep "
+        "track of the choices you make about the e-mails you wish to receive.\n"
+    )
+    quote = choose_quote(text, lambda unit: 1.0 if unit.startswith("We use") else 0.0)
+    assert quote.text(text).startswith("Cookies: We use cookies on our site. These technologies allow us")

@@ -355,8 +355,6 @@ def choose_quote(
             start = back  # "We may ask for evidence. This may include: (a) a claim form"
         elif j is not None and back is not None and lead_in == units[j]:
             lead_in = (back, units[j][1])
-    elif best > 0 and _names_term(text, units, best) and end - units[best - 1][0] <= max_chars:
-        start = units[best - 1][0]  # "Market value: The cost of replacing your car…"
     elif best > 0 and _reads_on(text, units, best) and end - units[best - 1][0] <= max_chars:
         start = units[best - 1][0]
     elif best + 1 < len(units) and _reads_on(text, units, best + 1) and units[best + 1][1] - start <= max_chars:
@@ -365,6 +363,8 @@ def choose_quote(
         after = text[units[best + 1][0] : units[best + 1][1]].rstrip()
         if not _ITEM.match(after) and not _NUMBERED.match(after) and not _LEAD_IN.search(after):  # not a new clause
             end = units[best + 1][1]
+    if lead_in is None and start == units[best][0] and best > 0 and _names_term(text, units, best):
+        start = units[best - 1][0] if end - units[best - 1][0] <= max_chars else start  # "Market value: The cost…"
     if lead_in is None and start == units[best][0] and _under_conditional_heading(text, units, best):
         lead_in = units[best - 1]  # "If you live in Scotland … You can apply for a Funeral Support Payment."
     following = next((i for i, (s, _) in enumerate(units) if s >= end), len(units))
