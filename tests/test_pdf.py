@@ -266,24 +266,19 @@ def test_a_page_number_footer_goes_even_on_a_two_page_document(tmp_path):
     assert not any(ln.text.startswith("PAGE ") for ln in doc.lines)
     assert doc.stripped_lines == 2 and doc.stripped_example == "PAGE 1 OF 2"
     assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in doc.lines)
-    # A footer that names the document before its page number ("… - Page 1 of 2") goes too: it was
-    # quoted inside a sentence of the page it ended ("…claims arising Arogya Shield… Page 1 of 2 due to…").
-    footer = "Arogya Shield Health Policy - UIN ASH-2026 - Page {n} of {total}"
-    named = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "named.pdf", pages=2, footer=footer))
-    assert named.stripped_lines == 2 and not any("Arogya" in ln.text for ln in named.lines)
-    # A footer that ends in a bare page number after other words ("… Version 2.1 | 1", "… | 2") goes
-    # too, on two pages, where it differs only by a number one more on the second page.
-    versioned = "JSY Operational Guidelines, Version 2.1 | {n}"
-    pair = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "versioned.pdf", pages=2, footer=versioned))
-    assert pair.stripped_lines == 2 and not any("Version 2.1" in ln.text for ln in pair.lines)
-    assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in pair.lines)
-    # And one that is the same on both pages: it ran into the sentence a page break cut ("you may drive
-    # another Roadsure Private Car Policy Booklet RS-PC-0426 private car…").
-    same = "Roadsure Private Car Policy Booklet RS-PC-0426"
-    twin = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "same.pdf", pages=2, footer=same))
-    assert twin.stripped_lines == 2 and not any("Roadsure" in ln.text for ln in twin.lines)
-    # A footer that ends in its page number goes however many words name the document before it.
-    long = "Assured Shorthold Tenancy Agreement - 14 Elm Road - page {n} of {total}"
-    tenancy = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / "long.pdf", pages=2, footer=long))
-    assert tenancy.stripped_lines == 2 and not any("Elm Road" in ln.text for ln in tenancy.lines)
-    assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in twin.lines)
+    footers = {
+        # One that names the document before its page number ("… - Page 1 of 2"): it was quoted inside a
+        # sentence of the page it ended ("…claims arising Arogya Shield… Page 1 of 2 due to…").
+        "Arogya Shield Health Policy - UIN ASH-2026 - Page {n} of {total}": "Arogya",
+        # One that ends in a bare page number after other words, one more on the second page.
+        "JSY Operational Guidelines, Version 2.1 | {n}": "Version 2.1",
+        # One that is the same on both pages: it ran into the sentence a page break cut ("you may drive
+        # another Roadsure Private Car Policy Booklet RS-PC-0426 private car…").
+        "Roadsure Private Car Policy Booklet RS-PC-0426": "Roadsure",
+        # One that ends in its page number, however many words name the document before it.
+        "Assured Shorthold Tenancy Agreement - 14 Elm Road - page {n} of {total}": "Elm Road",
+    }
+    for i, (footer, words) in enumerate(footers.items()):
+        read = read_pdf(pdfs.clause_first_lines_pdf(tmp_path / f"footer{i}.pdf", pages=2, footer=footer))
+        assert read.stripped_lines == 2 and not any(words in ln.text for ln in read.lines), footer
+        assert any(ln.text.startswith("Clause 2. The insurer pays claims") for ln in read.lines), footer

@@ -677,16 +677,13 @@ def test_a_lead_in_chosen_brings_the_item_closest_to_the_question():
         "Property is not left in the condition it was in at the start of the tenancy."
     )
 
-    def shared(*words: str):
-        return lambda unit: float(sum(w in unit.lower() for w in words))
-
-    cleaning = choose_quote(text, shared("landlord", "deposit", "cleaning"))
+    cleaning = choose_quote(text, _sharing("landlord", "deposit", "cleaning"))
     assert cleaning.text(text) == (
         "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: … "
         "(c) cleaning, where the Property is not left in the condition it was in at the start of the tenancy."
     )
     # No item speaks to the question: the lead-in comes with its first item, as before.
-    assert choose_quote(text, shared("landlord", "deposit")).text(text).endswith("cost of: (a) any unpaid Rent;")
+    assert choose_quote(text, _sharing("landlord", "deposit")).text(text).endswith("cost of: (a) any unpaid Rent;")
 
 
 def test_a_lead_in_brings_an_item_of_its_own_list_and_a_nested_list_whole():
@@ -696,11 +693,8 @@ def test_a_lead_in_brings_an_item_of_its_own_list_and_a_nested_list_whole():
         "7. If you are a tenant, you may apply up to 10 percent of the limit to jewelry cabinets.\n"
     )
 
-    def shared(*words: str):
-        return lambda unit: float(sum(w in unit.lower() for w in words))
-
     # "7." is the lead-in's next sibling, not an item of its list.
-    quote = choose_quote(limits, shared("pay", "limits", "jewelry"))
+    quote = choose_quote(limits, _sharing("pay", "limits", "jewelry"))
     assert quote.text(limits).endswith("kinds of property: … c. Jewelry and watches;")
     flood = (
         "B. Flood means:\n1. A general and temporary condition of inundation of two or more acres from:\n"
@@ -708,7 +702,7 @@ def test_a_lead_in_brings_an_item_of_its_own_list_and_a_nested_list_whole():
     )
     # The first item leads a list of its own: the definition is read from its start, as before.
     assert (
-        choose_quote(flood, shared("flood", "means", "surface"))
+        choose_quote(flood, _sharing("flood", "means", "surface"))
         .text(flood)
         .startswith("B. Flood means: 1. A general and temporary condition")
     )
@@ -746,3 +740,8 @@ def test_a_short_sentence_after_its_term_still_brings_the_sentence_after_it():
     )
     quote = choose_quote(text, lambda unit: 1.0 if unit.startswith("We use") else 0.0)
     assert quote.text(text).startswith("Cookies: We use cookies on our site. These technologies allow us")
+
+
+def _sharing(*words: str):
+    """A closeness that counts the given words a unit holds, as a quote's shared words count."""
+    return lambda unit: float(sum(w in unit.lower() for w in words))

@@ -549,15 +549,12 @@ def _whole_definition(src: Citation, quote: Quote, question: str) -> Quote:
 
 def _quoted_clauses(src: Citation) -> list[tuple[int, int]] | None:
     """The spans of the clauses a passage's quotes stand in, when it sets out several ("1. Looking after
-    your car. …", "2. Telling us about changes. …"; "A2. We will pay…", "A3. If your car…"); None when
-    it does not (see ``core.quotes.clause_starts``)."""
-    starts = clause_starts(src.text, body_start(src))
-    if len(starts) < 2 or src.quote_start is None:
+    your car. …", "2. Telling us about changes. …"; "A2. We will pay…", "A3. If your car…"), the text
+    before the first one a part of its own; None when it does not (see ``core.quotes.clause_starts``)."""
+    if src.quote_start is None:
         return None
-    bounds = [*starts, len(src.text)]
-    spans = [(0, starts[0]), *zip(bounds, bounds[1:])]
-    quoted = [src.quote_start, *(s for s, _ in src.also_quoted)]
-    return [(a, b) for a, b in spans if any(a <= q < b for q in quoted)]
+    starts = clause_starts(src.text, body_start(src))
+    return _quoted_parts(src, [0, *starts] if starts and starts[0] > 0 else starts, len(starts))
 
 
 def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
@@ -567,11 +564,17 @@ def _quoted_definitions(src: Citation) -> list[tuple[int, int]] | None:
     must ("17. Federal Policy Fee. … you must pay" does not beside "What does mudflow mean?";
     "“Control” … means" does beside a change-of-control question). None for any other passage."""
     starts = _definition_starts(src.text) if _defines(src) else []
-    if len(starts) < 2:
+    return _quoted_parts(src, starts, len(starts))
+
+
+def _quoted_parts(src: Citation, starts: list[int], count: int) -> list[tuple[int, int]] | None:
+    """The parts of a passage (from each of ``starts`` to the next) that its quotes stand in; None when
+    it sets out fewer than two (``count``)."""
+    if count < 2:
         return None
-    quoted = [src.quote_start, *(a for a, _ in src.also_quoted)]
+    quoted = [q for q in (src.quote_start, *(a for a, _ in src.also_quoted)) if q is not None]
     spans = zip(starts, [*starts[1:], len(src.text)])
-    return [(a, b) for a, b in spans if any(q is not None and a <= q < b for q in quoted)]
+    return [(a, b) for a, b in spans if any(a <= q < b for q in quoted)]
 
 
 def _defining_asked(text: str, begin: int, question: str) -> Callable[[str], float] | None:
