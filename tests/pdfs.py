@@ -438,58 +438,200 @@ def motor_policy_pdf(path: Path) -> Path:
     titled general conditions ("3. Making a claim. …"), and a footer the same on both pages."""
     b = PdfBuilder(footer="Roadsure Private Car Policy Booklet RS-PC-0426")
     b.heading("Roadsure Private Car Insurance - Policy Booklet", size=15)
-    b.paragraph("Your policy is made up of this booklet, your schedule and your certificate of motor insurance.")
+    b.paragraph(
+        "Your policy is made up of this booklet, your schedule and your certificate of motor insurance. "
+        "Together they form the contract between you and Roadsure Insurance plc."
+    )
     b.heading("Meaning of words")
-    b.paragraph("Excess: The amount you must pay towards any claim, shown in your schedule.")
+    b.paragraph(
+        "Car: The vehicle shown in your schedule, including its standard accessories and spare parts "
+        "while fitted to it."
+    )
+    b.paragraph(
+        "Excess: The amount you must pay towards any claim. Compulsory and voluntary excesses are shown "
+        "in your schedule."
+    )
+    b.paragraph(
+        "Market value: The cost of replacing your car with one of the same make, model, age, mileage and "
+        "condition immediately before the loss."
+    )
     b.paragraph("Named driver: A person shown on your certificate of motor insurance as entitled to drive your car.")
     b.heading("Section A: Loss of or damage to your car")
-    b.paragraph("A1. We will cover loss of or damage to your car caused by accident, fire, theft or vandalism.")
-    b.paragraph("A2. We will pay the cost of repairing your car or, if it is beyond economic repair, its market value.")
-    b.paragraph("A3. We will not pay for:")
+    b.paragraph(
+        "A1. We will cover loss of or damage to your car and its accessories caused by accident, fire, "
+        "theft or attempted theft, or vandalism."
+    )
+    b.paragraph(
+        "A2. We will pay the cost of repairing your car or, if it is beyond economic repair, its market "
+        "value at the time of the loss."
+    )
+    b.paragraph(
+        "A3. If your car is less than 12 months old and you are its first registered keeper, we will "
+        "replace it with a new car of the same make and model if the cost of repair is more than 50% of "
+        "its list price."
+    )
+    b.paragraph("A4. We will not pay for:")
     b.paragraph("(a) the excess shown in your schedule;")
-    b.paragraph("(b) loss or damage caused by theft if the keys were left in or on the car;")
-    b.paragraph("(c) putting the wrong fuel in your car.")
+    b.paragraph("(b) wear and tear, or mechanical, electrical or computer failure or breakdown;")
+    b.paragraph("(c) damage to tyres caused by braking, punctures, cuts or bursts;")
+    b.paragraph(
+        "(d) loss or damage caused by theft if the keys were left in or on the car, or the car was left unlocked;"
+    )
+    b.paragraph("(e) putting the wrong fuel in your car;")
+    b.paragraph("(f) loss of value after the car has been repaired.")
+    b.heading("Section B: Windscreen and windows")
+    b.paragraph(
+        "We will pay for the repair or replacement of broken glass in the windscreen, windows and "
+        "sunroof of your car. If the glass is repaired rather than replaced, you will not have to pay an "
+        "excess. A windscreen replacement excess of £95 applies. A claim only under this section will "
+        "not affect your no claim discount."
+    )
     b.heading("Section C: Liability to others")
-    b.paragraph("C1. We will cover your legal liability for the death of or injury to any person caused by your car.")
+    b.paragraph(
+        "C1. We will cover you for your legal liability for the death of or injury to any person, and "
+        "for damage to their property, caused by an accident arising from the use of your car on a road "
+        "or other public place."
+    )
     b.paragraph("C2. The most we will pay for damage to property is £20,000,000 for any one claim.")
     b.paragraph(
-        "C3. Driving other cars. If your certificate of motor insurance says so, you may drive another private car "
-        "not owned by you, with the owner's permission. This gives third party cover only."
+        "C3. Driving other cars. If your certificate of motor insurance says so, you may drive another "
+        "private car not owned by or hired to you, with the owner's permission. This gives third party "
+        "cover only and does not cover damage to the car you are driving."
     )
-    b.new_page()
-    b.heading("General conditions")
-    b.paragraph("1. Looking after your car. You must keep your car roadworthy, with a valid MOT certificate.")
-    b.paragraph("2. Telling us about changes. You must tell us straight away about any change of address or driver.")
-    b.paragraph("3. Making a claim. You must tell us about any accident within 48 hours. Call us on 0345 600 7000.")
+    b.heading("Section D: No claim discount")
     b.paragraph(
-        "4. Cancelling your policy. You may cancel within 14 days of receiving your documents and we will refund "
-        "your premium in full. After that, we will charge a cancellation fee of £40."
+        "If no claim is made during a period of insurance, your no claim discount will increase at "
+        "renewal. If a claim is made, your discount will be reduced as shown in the table below, unless "
+        "we recover all our costs from someone else."
+    )
+    b.table(
+        [
+            ["Years of discount now", "After one claim", "After two claims"],
+            ["1", "0", "0"],
+            ["3", "1", "0"],
+            ["5 or more", "3", "1"],
+        ]
+    )
+    b.heading("General exceptions")
+    b.paragraph("We will not pay any claim arising while your car is:")
+    b.paragraph(
+        "1. being driven by anyone not described in your certificate of motor insurance, or by someone "
+        "who does not hold a valid licence;"
+    )
+    b.paragraph(
+        "2. being used for any purpose not allowed by your certificate, such as hire or reward, food "
+        "delivery or racing;"
+    )
+    b.paragraph("3. being driven by anyone under the influence of alcohol or drugs above the legal limit.")
+    b.heading("General conditions")
+    b.paragraph(
+        "1. Looking after your car. You must keep your car roadworthy and in a good state of repair, "
+        "with a valid MOT certificate where one is needed."
+    )
+    b.paragraph(
+        "2. Telling us about changes. You must tell us straight away about any change of address, any "
+        "modification to your car, a new driver, or any motoring conviction."
+    )
+    b.paragraph(
+        "3. Making a claim. You must tell us about any accident, loss or damage within 48 hours, even if "
+        "you do not intend to make a claim. Call our claims line on 0345 600 7000."
+    )
+    b.paragraph(
+        "4. Cancelling your policy. You may cancel within 14 days of receiving your documents and we "
+        "will refund your premium in full, less a charge for the time you were covered. After that, we "
+        "will charge a cancellation fee of £40."
+    )
+    b.heading("Complaints")
+    b.paragraph(
+        "If you want to complain, call 0345 600 7001 or write to Roadsure Customer Relations. If you are "
+        "not happy with our final response, you can ask the Financial Ombudsman Service to review your "
+        "complaint within six months."
     )
     return b.save(path)
 
 
 def tenancy_pdf(path: Path) -> Path:
     """An assured shorthold tenancy agreement: numbered clauses ("5.2 …"), the tenant's obligations as a
-    lettered list under "The Tenant agrees:", and a deposit clause whose items are inline."""
+    lettered list under "The Tenant agrees:", a deposit clause whose items are inline, an inventory
+    table, and a footer that names the agreement before "page 1 of 2"."""
     b = PdfBuilder(footer="Assured Shorthold Tenancy Agreement - 14 Elm Road - page {n} of {total}")
     b.heading("ASSURED SHORTHOLD TENANCY AGREEMENT", size=14)
-    b.paragraph("This Agreement is made between Mr Peter Hale (the Landlord) and Ms Amina Yusuf (the Tenant).")
+    b.paragraph(
+        "This Agreement is made on 1 March 2026 between Mr Peter Hale (the Landlord) and Ms Amina Yusuf "
+        "(the Tenant) for the letting of 14 Elm Road, Leeds LS6 2QT (the Property)."
+    )
+    b.heading("1. Definitions and interpretation")
+    b.paragraph(
+        '1.1 "Rent" means the sum of £875 per calendar month payable in advance on the first day of each month.'
+    )
+    b.paragraph('1.2 "Deposit" means the sum of £1,000 paid by the Tenant to be held in accordance with clause 5.')
+    b.paragraph('1.3 "Term" means a fixed period of 12 months beginning on 1 March 2026.')
     b.heading("2. Rent")
-    b.paragraph("2.1 The Tenant shall pay the Rent of £875 per calendar month by standing order.")
-    b.paragraph("2.2 The Landlord may increase the Rent no more than once in any 12-month period.")
+    b.paragraph("2.1 The Tenant shall pay the Rent by standing order to the Landlord's bank account.")
+    b.paragraph(
+        "2.2 If any Rent is more than 14 days late, the Landlord may charge interest at 3% above the "
+        "Bank of England base rate from the date it was due."
+    )
+    b.paragraph(
+        "2.3 The Landlord may increase the Rent no more than once in any 12-month period, and only after "
+        "the end of the Term, by giving the Tenant at least one month's written notice."
+    )
     b.heading("3. Tenant's obligations")
     b.paragraph("The Tenant agrees:")
-    b.paragraph("(a) to keep the interior of the Property clean, fair wear and tear excepted;")
-    b.paragraph("(b) not to keep any animal at the Property without the Landlord's written consent;")
-    b.paragraph("(c) not to sublet or part with possession of the whole or any part of the Property.")
-    b.heading("5. Deposit")
-    b.paragraph("5.1 The Deposit of £1,000 will be protected in a government-approved scheme within 30 days.")
     b.paragraph(
-        "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: (a) any "
-        "unpaid Rent; (b) making good any damage beyond fair wear and tear; (c) cleaning, where the Property is not "
-        "left in the condition it was in at the start of the tenancy."
+        "(a) to keep the interior of the Property clean and in good decorative order, fair wear and tear excepted;"
     )
-    b.paragraph("5.3 The Landlord will return the Deposit within 10 days of agreeing the amount with the Tenant.")
+    b.paragraph(
+        "(b) not to keep any animal at the Property without the Landlord's written consent, which will "
+        "not be unreasonably withheld;"
+    )
+    b.paragraph("(c) not to sublet or part with possession of the whole or any part of the Property;")
+    b.paragraph("(d) to report to the Landlord promptly any damage to the Property or any repair that is needed;")
+    b.paragraph("(e) not to smoke inside the Property;")
+    b.paragraph(
+        "(f) to allow the Landlord access at reasonable times, on at least 24 hours' written notice, to "
+        "inspect the Property or carry out repairs, except in an emergency."
+    )
+    b.heading("4. Landlord's obligations")
+    b.paragraph(
+        "4.1 The Landlord shall keep in repair the structure and exterior of the Property, and keep in "
+        "repair and proper working order the installations for the supply of water, gas, electricity, "
+        "sanitation and heating, including the boiler."
+    )
+    b.paragraph(
+        "4.2 The Landlord shall arrange an annual gas safety check by a Gas Safe registered engineer and "
+        "give the Tenant a copy of the certificate."
+    )
+    b.heading("5. Deposit")
+    b.paragraph(
+        "5.1 The Deposit will be protected in a government-approved tenancy deposit scheme within 30 days of receipt."
+    )
+    b.paragraph(
+        "5.2 At the end of the tenancy the Landlord may deduct from the Deposit the reasonable cost of: "
+        "(a) any unpaid Rent; (b) making good any damage beyond fair wear and tear; (c) cleaning, where "
+        "the Property is not left in the condition it was in at the start of the tenancy."
+    )
+    b.paragraph(
+        "5.3 The Landlord will return the Deposit, less any agreed deductions, within 10 days of "
+        "agreeing the amount with the Tenant. Any dispute may be referred to the scheme's free dispute "
+        "resolution service."
+    )
     b.heading("6. Ending the tenancy")
-    b.paragraph("6.1 The Tenant may end the tenancy at the end of the Term by giving at least one month's notice.")
+    b.paragraph(
+        "6.1 The Tenant may end the tenancy at the end of the Term by giving at least one month's written notice."
+    )
+    b.paragraph(
+        "6.2 Break clause. Either party may end the tenancy after the first 6 months by giving the other "
+        "at least 2 months' written notice."
+    )
+    b.paragraph("6.3 The Landlord may only seek possession in accordance with the Housing Act 1988.")
+    b.heading("Schedule 1 - Inventory")
+    b.table(
+        [
+            ["Room", "Item", "Condition"],
+            ["Living room", "Grey sofa", "Good, small stain on left arm"],
+            ["Kitchen", "Fridge freezer", "Working, new 2025"],
+            ["Bedroom", "Double bed and mattress", "Good"],
+        ]
+    )
     return b.save(path)
