@@ -715,11 +715,7 @@ def test_a_second_quote_s_lead_in_brings_its_closest_item_too():
         "cost of: (a) any unpaid Rent; (b) damage; (c) cleaning, where the Property is left dirty.\n"
     )
     first = choose_quote(text, lambda unit: 1.0 if unit.startswith("5.1") else 0.0)
-
-    def score(unit: str) -> float:
-        return float(sum(w in unit.lower() for w in ("deduct", "cleaning")))
-
-    found = other_quote(text, score, first)
+    found = other_quote(text, _sharing("deduct", "cleaning"), first)
     assert found is not None and found[0].text(text).endswith("… (c) cleaning, where the Property is left dirty.")
 
 
