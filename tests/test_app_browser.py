@@ -670,12 +670,10 @@ def test_a_citizen_and_a_reviewer_at_three_screen_sizes_in_browser(shared_app, t
 def test_a_reviewer_checks_a_two_page_passage_and_marks_it_wrong_in_browser(tmp_path):
     """Issue 22's reviewer drive: open a passage over two pages and see both, each cropped to its
     part; open the PDF at the page (served by the app); mark the source wrong with the right page;
-    then `policybot eval --marks` turns the mark into a regression question gold by that page."""
+    then the mark, as `policybot eval --marks` writes it, is a regression question gold by that page."""
     import json
 
-    from typer.testing import CliRunner
-
-    from policybot.cli import app
+    from policybot.evaluation.marks import write_marks_set
 
     with sample_chat(tmp_path, width=1400, height=1000) as (page, chat, log):
         type_question(page, chat, SLOW_LEAK, 1)
@@ -706,14 +704,10 @@ def test_a_reviewer_checks_a_two_page_passage_and_marks_it_wrong_in_browser(tmp_
         if SCREENSHOT_DIR:
             page.screenshot(path=str(Path(SCREENSHOT_DIR) / "reviewer-mark.png"))
 
-    home = tmp_path / "home"
-    result = CliRunner().invoke(
-        app,
-        ["--home", str(home), "eval", "--marks", "--config", "fast", "--out", str(tmp_path / "results")]
-        + ["--cache", str(tmp_path / "cache")],
-        env={"POLICYBOT_PROFILE": "lite", "POLICYBOT_MODELS_DIR": str(home / "models")},
-    )
-    assert result.exit_code == 0, result.output
-    questions = [json.loads(line) for line in (tmp_path / "results" / "marks-set" / "questions.jsonl").open()]
+    # What `policybot eval --marks` writes from the library (its run is tested in tests/test_marks.py).
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    made = write_marks_set(bot.components.feedback.marks(), bot.library.stored_pdf, tmp_path / "marks-set")
+    assert made.questions == 1 and made.golds == 1, made.summary()
+    questions = [json.loads(line) for line in (tmp_path / "marks-set" / "questions.jsonl").open()]
     assert [q["question"] for q in questions] == [SLOW_LEAK]
     assert any(g["page"] == 11 for g in questions[0]["gold"]), questions
