@@ -4,6 +4,8 @@ MiniLM embedding model. Nothing here reaches the network."""
 from __future__ import annotations
 
 import atexit
+import fcntl
+import json
 import os
 import shutil
 import sqlite3
@@ -116,9 +118,19 @@ def not_pdf(tmp_path) -> Path:
     return path
 
 
-_LIBRARIES: dict[str, Path] = {}  # libraries ingested once per test process, by name
+_LIBRARIES: dict[str, Path] = {}  # libraries ingested once per test run, by name
 _MESSAGES: dict[str, list[str]] = {}  # what their ingestion said of each document
 _LIBRARY_LOCK = threading.Lock()
+_RUN_FOLDER: list[Path] = []  # under pytest-xdist: a folder every worker of this run shares
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _libraries_shared_by_workers(tmp_path_factory):
+    """Under pytest-xdist each worker's temporary folder sits in the run's: the shared libraries are
+    ingested there once, by the first worker to need each, and copied by every worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _RUN_FOLDER[:] = [tmp_path_factory.getbasetemp().parent / "shared-libraries"]
+    yield
 
 
 def sample_home(dest: Path) -> Path:
@@ -152,18 +164,36 @@ def shared_library(name: str, docs: list[Path], dest: Path) -> Path:
     ``name``, then copied for each caller (without locks or models), its registry pointed at the copy."""
     with _LIBRARY_LOCK:
         if name not in _LIBRARIES:
-            master = Path(tempfile.mkdtemp(prefix=f"policybot-{name}-")) / "home"
-            atexit.register(shutil.rmtree, master.parent, True)
-            report = PolicyBot(make_settings(master)).ingest(docs)
-            assert not report.failed, [o.message for o in report.failed]
-            _LIBRARIES[name] = master
-            _MESSAGES[name] = [o.message for o in report.outcomes]
+            _LIBRARIES[name], _MESSAGES[name] = _master_library(name, docs)
         master = _LIBRARIES[name]
     shutil.copytree(master, dest, ignore=shutil.ignore_patterns("*.lock", "models"))
     with sqlite3.connect(dest / "registry.sqlite") as db:
         db.execute("UPDATE documents SET stored_path = replace(stored_path, ?, ?)", (str(master), str(dest)))
     db.close()
     return dest
+
+
+def _master_library(name: str, docs: list[Path]) -> tuple[Path, list[str]]:
+    """The library ``name`` ingested, and what its ingestion said: once per process, or once per run
+    under pytest-xdist (the other workers wait for it on a file lock, then read it)."""
+    if not _RUN_FOLDER:
+        master = Path(tempfile.mkdtemp(prefix=f"policybot-{name}-")) / "home"
+        atexit.register(shutil.rmtree, master.parent, True)
+        return master, _ingested(master, docs)
+    folder = _RUN_FOLDER[0] / name
+    folder.mkdir(parents=True, exist_ok=True)
+    said = folder / "said.json"
+    with (folder / "building.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not said.is_file():
+            said.write_text(json.dumps(_ingested(folder / "home", docs)))
+    return folder / "home", json.loads(said.read_text())
+
+
+def _ingested(master: Path, docs: list[Path]) -> list[str]:
+    report = PolicyBot(make_settings(master)).ingest(docs)
+    assert not report.failed, [o.message for o in report.failed]
+    return [o.message for o in report.outcomes]
 
 
 def supply_contracts(root: Path, **overrides) -> PolicyBot:
