@@ -136,7 +136,7 @@ def _libraries_shared_by_workers(tmp_path_factory):
 def sample_home(dest: Path) -> Path:
     """A library at ``dest`` holding the sample policy (lite profile, default index settings), as
     ``PolicyBot(make_settings(dest)).ingest([SAMPLE_POLICY])`` would leave it, in about a second
-    instead of the 4 to 10 an ingest takes here: a copy of one ingested once per test process, its
+    instead of the 4 to 10 an ingest takes here: a copy of one ingested once per test run, its
     registry pointed at its own copy of the PDF. For tests that read or change a library, not for
     tests of ingestion itself."""
     return shared_library("sample", [SAMPLE_POLICY], dest)
@@ -160,7 +160,7 @@ def ingest_messages(name: str) -> list[str]:
 
 
 def shared_library(name: str, docs: list[Path], dest: Path) -> Path:
-    """A library at ``dest`` holding ``docs``: ingested in that order once per test process under
+    """A library at ``dest`` holding ``docs``: ingested in that order once per test run under
     ``name``, then copied for each caller (without locks or models), its registry pointed at the copy."""
     with _LIBRARY_LOCK:
         if name not in _LIBRARIES:
