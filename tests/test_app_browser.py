@@ -694,9 +694,18 @@ def test_a_reviewer_checks_a_two_page_passage_and_marks_it_wrong_in_browser(tmp_
         served = page.request.get(page.url.split("?")[0].rstrip("/") + "/" + href.split("#")[0].lstrip("/"))
         assert served.ok and served.body().startswith(b"%PDF"), served.status
 
-        panel.get_by_text("Wrong", exact=True).click()  # the segmented control's option
         box = panel.get_by_label("Right page (optional)")
-        box.wait_for(state="visible")
+        chosen = panel.get_by_role("radio", name="Wrong", checked=True)  # the segmented control's option
+        for attempt in range(3):  # a click that lands while Streamlit redraws the panel is lost: click again
+            if not chosen.count():
+                panel.get_by_role("radio", name="Wrong").click()
+            try:
+                box.wait_for(state="visible", timeout=20_000)
+                break
+            except Exception:
+                if attempt == 2:
+                    raise
+        assert chosen.count() == 1  # the option the reviewer chose is shown chosen
         box.fill("11")
         box.press("Enter")
         panel.get_by_role("button", name="Save mark").click()
