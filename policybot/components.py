@@ -14,7 +14,14 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-from policybot.answer.naming import NamedDocument, name_phrases, named_documents, names_it_writes, words_of
+from policybot.answer.naming import (
+    NamedDocument,
+    name_phrases,
+    named_documents,
+    names_it_lacks,
+    names_it_writes,
+    words_of,
+)
 from policybot.answer.neighbours import WordNeighbours
 from policybot.answer.pipeline import AnswerParts
 from policybot.answer.query import section_matches
@@ -236,8 +243,8 @@ class Components:
             return []
         docs = self.index.documents()
         phrases = self._per_generation("names", lambda: name_phrases(docs, self._used_elsewhere))
-        in_scope = {d.doc_id for d in scope}
-        found = [n for n in named_documents(question, docs, phrases) if n.doc.doc_id in in_scope]
+        found = named_documents(question, docs, phrases, scope=[d.doc_id for d in scope])
+        found = names_it_lacks(question, found, self._words_of_document)
         return names_it_writes(question, found, self._words_of_document)
 
     def _words_of_document(self, doc: DocumentRow) -> str:

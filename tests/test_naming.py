@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from policybot.answer.naming import name_phrases, named_documents, names_it_writes, split_naming, without_naming
+from policybot.answer.naming import (
+    name_phrases,
+    named_documents,
+    names_it_lacks,
+    names_it_writes,
+    split_naming,
+    without_naming,
+)
 from policybot.core.rows import DocumentRow
 
 
@@ -154,3 +161,45 @@ def test_capitalised_words_beside_a_name_stay_unless_the_document_writes_them_wi
     named = names_it_writes(question, named_documents(question, FORMS, phrases), written)
     assert [n.doc.doc_id for n in named] == ["dw"] and named[0].whole == frozenset()
     assert without_naming(question, named) == "What does my Coverage A pay for?"  # what it asks about stays
+
+
+CONTRACTS = [
+    doc("eq", "equifax-certegy-intellectual-property.pdf", "equifax certegy intellectual property"),
+    doc("ph", "profound-philips-supply-agreement.pdf", "profound philips supply agreement"),
+    doc("ie", "2themart-i-escrow-co-branding-agreement.pdf", "2themart i escrow co branding agreement"),
+]
+CONTRACT_TEXT = {
+    "eq": "all intellectual property rights in the retail reach software shall be jointly owned by equifax and certegy",
+    "ph": "philips hereby assigns all right title and interest in new technology to customer",
+    "ie": "this co branding and advertising agreement is made between 2themart com inc and i escrow inc",
+}
+# Words that more than one contract uses: every contract has intellectual property, and another names Philips.
+CONTRACT_SHARED = {"intellectual", "property", "philips", "supply", "co", "branding", "i"}
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # "intellectual property" is what it asks about: the Equifax contract never writes "Philips".
+        ("Who owns the intellectual property created under our supply agreement with Philips?", []),
+        # The co-branding contract writes its party's name, so its title words still name it.
+        ("Is there a limit on damages in our co-branding and advertising agreement with i-Escrow?", ["ie"]),
+        ("Who keeps the intellectual property, and does Equifax?", ["eq"]),  # by a name: kept whatever it says
+        ("Under the Intellectual Property agreement, who owns new software?", ["eq"]),  # its own title words
+    ],
+)
+def test_title_words_name_no_document_that_never_writes_the_name_the_question_gives(question, expected):
+    phrases = name_phrases(CONTRACTS, lambda word, doc_id: word in CONTRACT_SHARED)
+    named = names_it_lacks(question, named_documents(question, CONTRACTS, phrases), lambda d: CONTRACT_TEXT[d.doc_id])
+    assert [n.doc.doc_id for n in named] == expected
+    assert {n.by_name for n in named_documents(question, CONTRACTS, phrases) if n.doc.doc_id == "eq"} <= {
+        "Equifax" in question
+    }
+
+
+def test_a_capitalised_first_word_or_i_is_no_name():
+    phrases = name_phrases(CONTRACTS, lambda word, doc_id: word in CONTRACT_SHARED)
+    question = "Who owns the intellectual property? I think the other side does. Ask them."
+    found = named_documents(question, CONTRACTS, phrases)
+    assert [(n.doc.doc_id, n.by_name) for n in found] == [("eq", False)]
+    assert names_it_lacks(question, found, lambda d: CONTRACT_TEXT[d.doc_id]) == found  # "I", "Ask": no names

@@ -318,6 +318,36 @@ def test_a_named_document_s_passages_are_ranked_by_what_the_question_asks_not_by
     assert level == whole_level
 
 
+def test_title_words_name_no_contract_that_never_writes_the_party_the_question_names(tmp_path):
+    """ "Who owns the intellectual property created under our supply agreement with Zenbo?" named the
+    intellectual-property agreement with Orlix by half its title's words, favoured it and searched
+    without "intellectual property"; the answer quoted Orlix's ownership clause (cuad-106, Philips)."""
+    bot = PolicyBot(make_settings(tmp_path / "home"))
+    for stem, kind, party, owner in (
+        ("acme-zenbo-supply", "Supply Agreement", "Zenbo", "Acme Corp"),
+        ("acme-orlix-intellectual-property", "Intellectual Property Agreement", "Orlix", "Orlix Labs"),
+    ):
+        b = pdfs.PdfBuilder()
+        b.heading(kind.upper())
+        b.heading("1. Parties", level=2)
+        b.paragraph(f"This {kind} is made between Acme Corp and {party} Labs, together the parties.")
+        b.heading("2. Ownership", level=2)
+        b.paragraph(f"All intellectual property created under this Agreement is owned by {owner} alone.")
+        b.heading("3. Governing Law", level=2)
+        b.paragraph("This Agreement is governed by the laws of the State of Delaware.")
+        assert bot.ingest_file(b.save(tmp_path / f"{stem}.pdf")).status == "ingested"
+    c = bot.components
+    docs = c.index.documents()
+    question = "Who owns the intellectual property created under our supply agreement with Zenbo?"
+    assert [n.doc.name for n in c.name_documents(question, docs)] == ["acme-zenbo-supply.pdf"]
+    first = bot.ask(question).citations[0]
+    assert first.doc == "acme-zenbo-supply.pdf" and "owned by Acme Corp" in first.text, first
+    # The Orlix agreement is still named by its title words where the question gives no other name.
+    assert [n.doc.name for n in c.name_documents("Under the intellectual property agreement, who owns it?", docs)] == [
+        "acme-orlix-intellectual-property.pdf"
+    ]
+
+
 def test_naming_words_that_are_the_topic_count_for_more_than_a_party_s_name(sectioned_contracts):
     """The turned order counts as far as the naming words are not what is asked (``naming_is_topic``,
     the packaged model's vectors): a party's name beside "What law governs" is unrelated to it, so

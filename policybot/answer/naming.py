@@ -45,6 +45,9 @@ class NamedDocument:
     # Not named by the question: the document of the previous answer, which a follow-up continues
     # (``follow_up_document``). No word of the question names it, so none is taken out of its search.
     by_conversation: bool = False
+    # Named by a name (an acronym, a word no other document uses), not only by a share of its title's
+    # words ("intellectual property" for "Equifax Certegy Intellectual Property"): ``named_documents``.
+    by_name: bool = True
 
     @property
     def words(self) -> frozenset[str]:
@@ -128,6 +131,27 @@ def names_it_writes(
     return out
 
 
+def names_it_lacks(
+    question: str, named: Sequence[NamedDocument], text_of: Callable[[DocumentRow], str]
+) -> list[NamedDocument]:
+    """The named documents without those named only by a share of their title's words whose text
+    never writes a name the question writes (a capitalised word after its first): "intellectual
+    property" in "Who owns the intellectual property created under our supply agreement with Philips?"
+    is what the question asks about, not a name of "Equifax Certegy Intellectual Property", which never
+    writes "Philips". The document's own title words are its name, not another ("my Dwelling Form").
+    ``text_of`` as in ``names_it_writes``."""
+    names = {w for token in _capitalised_words(question) for w in words_of(token)}
+    return [n for n in named if n.by_name or all(f" {w} " in f" {text_of(n.doc)} " for w in names - n.words)]
+
+
+def _capitalised_words(question: str) -> list[str]:
+    """The question's words written with a capital, but for the first of each sentence and "I"."""
+    out = []
+    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
+        out += [t for t in sentence.split()[1:] if t[:1].isupper() and words_of(t)[:1] != ["i"]]
+    return out
+
+
 def _capitalised_runs(tokens: Sequence[str]) -> list[list[int]]:
     """Runs of two or more neighbouring capitalised tokens, by index (a run ends at punctuation)."""
     runs: list[list[int]] = []
@@ -182,10 +206,14 @@ def _acronyms(title: str) -> set[str]:
     return out
 
 
-def name_phrases(
-    docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str], bool]
-) -> dict[str, set[tuple[str, ...]]]:
-    """For each document id, the phrases (word tuples) that designate it and no other document.
+# For each document id, the phrases (word tuples) that designate it and no other document, each with
+# whether it holds a name (True: the title's acronym, or a word the library's text uses in no other
+# document) or only covers half of the title's own words (False: "Dwelling Form", "intellectual property").
+Phrases = dict[str, dict[tuple[str, ...], bool]]
+
+
+def name_phrases(docs: Sequence[DocumentRow], used_elsewhere: Callable[[str, str], bool]) -> Phrases:
+    """For each document id, the phrases that designate it and no other document (``Phrases``).
 
     ``used_elsewhere(word, doc_id)`` tells whether the library's text uses a word in a
     document other than ``doc_id``.
@@ -201,17 +229,15 @@ def name_phrases(
         candidates[doc.doc_id] = (
             _ngrams(words_of(doc.title)) | _ngrams(words_of(stem)) | {(a,) for a in acronyms[doc.doc_id]}
         )
-    out: dict[str, set[tuple[str, ...]]] = {}
+    out: Phrases = {}
     for doc_id, grams in candidates.items():
         others = set().union(*(g for d, g in candidates.items() if d != doc_id))
         own = designation[doc_id] - set().union(*(w for d, w in designation.items() if d != doc_id))
-        out[doc_id] = {
-            g
-            for g in grams
-            if g not in others
-            and len("".join(g)) >= 3
-            and _designates(g, acronyms[doc_id], own, lambda word: not used_elsewhere(word, doc_id))
-        }
+        out[doc_id] = {}
+        for g in grams - others:
+            kind = _designates(g, acronyms[doc_id], own, lambda word: not used_elsewhere(word, doc_id))
+            if kind and len("".join(g)) >= 3:
+                out[doc_id][g] = kind == "name"
     return out
 
 
@@ -219,31 +245,36 @@ def _meaningful(word: str) -> bool:
     return word not in GENERIC and word not in _FUNCTION and word not in _MONTHS and not word.isdigit()
 
 
-def _designates(gram: tuple[str, ...], acronyms: set[str], own: set[str], distinctive: Callable[[str], bool]) -> bool:
-    """Whether a title or file-name phrase is a real designation of its document."""
+def _designates(
+    gram: tuple[str, ...], acronyms: set[str], own: set[str], distinctive: Callable[[str], bool]
+) -> str | None:
+    """Whether a title or file-name phrase is a real designation of its document: "name" (an acronym,
+    a word the library uses nowhere else), "title" (half or more of the title's own words), or None."""
     if len(gram) == 1 and gram[0] in acronyms:
-        return True
+        return "name"
     if any(distinctive(w) for w in gram if _meaningful(w)):
-        return True
+        return "name"
     covered = own & set(gram)
-    return len(gram) > 1 and bool(own) and 2 * len(covered) >= len(own)
+    return "title" if len(gram) > 1 and bool(own) and 2 * len(covered) >= len(own) else None
 
 
 def named_documents(
-    question: str, docs: Sequence[DocumentRow], phrases: dict[str, set[tuple[str, ...]]]
+    question: str, docs: Sequence[DocumentRow], phrases: Phrases, scope: Iterable[str] | None = None
 ) -> list[NamedDocument]:
-    """The documents the question names, longest naming phrase first; none when the
-    library has a single document (there is nothing to choose)."""
+    """The documents the question names (of ``scope``'s ids, when given), longest naming phrase first;
+    none when the library has a single document (there is nothing to choose)."""
     if len(docs) < 2:
         return []
     q = words_of(question)
     spelled = _spelled_out(question)
     found: list[NamedDocument] = []
-    for doc in docs:
-        own = phrases.get(doc.doc_id, ())
-        best = max((g for g in own if _contains(q, g)), key=len, default=None)
-        if best is not None:
-            found.append(NamedDocument(doc, " ".join(best)))
+    in_scope = set(scope) if scope is not None else {d.doc_id for d in docs}
+    for doc in (d for d in docs if d.doc_id in in_scope):
+        own = phrases.get(doc.doc_id, {})
+        held = [g for g in own if _contains(q, g)]
+        if held:
+            longest: tuple[str, ...] = max(held, key=lambda g: len(g))
+            found.append(NamedDocument(doc, " ".join(longest), by_name=any(own[g] for g in held)))
         elif initials := next((a for a in spelled if (a,) in own), None):
             found.append(NamedDocument(doc, spelled[initials]))
     return sorted(found, key=lambda n: -len(n.phrase))
