@@ -243,7 +243,8 @@ class Components:
             return []
         docs = self.index.documents()
         phrases = self._per_generation("names", lambda: name_phrases(docs, self._used_elsewhere))
-        found = named_documents(question, docs, phrases, scope=[d.doc_id for d in scope])
+        in_scope = {d.doc_id for d in scope}
+        found = [n for n in named_documents(question, docs, phrases) if n.doc.doc_id in in_scope]
         found = names_it_lacks(question, found, self._words_of_document)
         return names_it_writes(question, found, self._words_of_document)
 

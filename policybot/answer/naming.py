@@ -141,7 +141,15 @@ def names_it_lacks(
     writes "Philips". The document's own title words are its name, not another ("my Dwelling Form").
     ``text_of`` as in ``names_it_writes``."""
     names = {w for token in _capitalised_words(question) for w in words_of(token)}
-    return [n for n in named if n.by_name or all(f" {w} " in f" {text_of(n.doc)} " for w in names - n.words)]
+    return [n for n in named if n.by_name or _writes(text_of, n, names - n.words)]
+
+
+def _writes(text_of: Callable[[DocumentRow], str], named: NamedDocument, words: set[str]) -> bool:
+    """Whether the document writes every one of the words (its text read only when there are any)."""
+    if not words:
+        return True
+    text = f" {text_of(named.doc)} "
+    return all(f" {w} " in text for w in words)
 
 
 def _capitalised_words(question: str) -> list[str]:
@@ -258,18 +266,15 @@ def _designates(
     return "title" if len(gram) > 1 and bool(own) and 2 * len(covered) >= len(own) else None
 
 
-def named_documents(
-    question: str, docs: Sequence[DocumentRow], phrases: Phrases, scope: Iterable[str] | None = None
-) -> list[NamedDocument]:
-    """The documents the question names (of ``scope``'s ids, when given), longest naming phrase first;
-    none when the library has a single document (there is nothing to choose)."""
+def named_documents(question: str, docs: Sequence[DocumentRow], phrases: Phrases) -> list[NamedDocument]:
+    """The documents the question names, longest naming phrase first; none when the
+    library has a single document (there is nothing to choose)."""
     if len(docs) < 2:
         return []
     q = words_of(question)
     spelled = _spelled_out(question)
     found: list[NamedDocument] = []
-    in_scope = set(scope) if scope is not None else {d.doc_id for d in docs}
-    for doc in (d for d in docs if d.doc_id in in_scope):
+    for doc in docs:
         own = phrases.get(doc.doc_id, {})
         held = [g for g in own if _contains(q, g)]
         if held:
