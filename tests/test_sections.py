@@ -272,6 +272,39 @@ def test_smaller_sub_headings_and_cover_lines_cut_no_numbered_section():
     assert paths[6] == "1. Overview" and paths[11] == "2. Deductions" and paths[0] == ""
 
 
+def test_unnumbered_headings_before_the_first_numbered_one_count_once_the_body_has_begun():
+    """A travel wording's "DEFINITIONS" and "IMPORTANT INFORMATION" after its opening paragraph start
+    sections (the glossary reads its terms there); a contract's cover lines above its first sentence,
+    and a redaction note set above its title, start none."""
+    wording = [
+        B("SunWay Travel Insurance", size=18.0, bold=True, block=0),
+        B("This policy wording and your schedule form your contract with us, so keep them safe.", block=1),
+        B("IMPORTANT INFORMATION", size=13.0, bold=True, block=2),
+        B("Annual cover is only available to travellers aged 74 or under.", block=3),
+        B("DEFINITIONS", size=13.0, bold=True, block=4),
+        B("Baggage — luggage, clothing and personal belongings.", block=5),
+        B("SECTION 1 – CANCELLATION", size=13.0, bold=True, block=6),
+        B("We will pay your share of travel costs you cannot get back.", block=7),
+        B("MAKING A CLAIM", size=13.0, bold=True, block=8),
+        B("You must tell us within 31 days of your return home.", block=9),
+    ]
+    paths = from_patterns(wording, run_in_headings=False, plain_headings=True).paths
+    assert paths[:2] == ["", ""]  # the title and the opening paragraph: no section yet
+    assert paths[3] == "IMPORTANT INFORMATION" and paths[5] == "DEFINITIONS"
+    assert paths[7] == "SECTION 1 – CANCELLATION" and paths[9] == "MAKING A CLAIM"
+
+    contract = [
+        B("Certain identified information has been excluded from this exhibit because it is not material.", block=0),
+        B("DEVELOPMENT AGREEMENT", size=12.0, bold=True, block=1),
+        B("Between", size=12.0, bold=True, block=2),
+        B("ACME LIMITED", size=12.0, bold=True, block=3),
+        B("ARTICLE 1 DEFINITIONS", size=12.0, bold=True, block=4),
+        B("Affiliate means any entity that controls a party.", block=5),
+    ]
+    paths = from_patterns(contract, run_in_headings=False, plain_headings=True).paths
+    assert paths[:4] == ["", "", "", ""] and paths[5] == "ARTICLE 1 DEFINITIONS"
+
+
 def test_without_numbering_the_larger_type_ranks_higher_and_a_lone_title_is_no_section():
     lines = [
         B("Acme Privacy Notice", size=20.0, bold=True, block=0),

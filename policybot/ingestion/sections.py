@@ -167,24 +167,27 @@ def plain_starts(
     unnumbered headings (``plain_heading_lines``); ``numbered``: the numbered headings found (line ->
     level, title).
 
-    Where a document numbers its headings, an unnumbered one counts only after the first numbered
-    one and in the type of a numbered one, and takes its level ("General conditions" and "Making a
-    claim" after "Section 6 - Personal liability"). Before the first numbered heading stand the
-    cover lines ("Between", a party's name, "RECITALS"); a smaller type is a sub-heading inside its
-    section (gov.uk's sub-headings stay in their chapter). Without numbered headings, a type counts
-    where the document sets at least three headings in it, and the larger type ranks higher."""
+    Where a document numbers its headings, an unnumbered one counts in the type of a numbered one,
+    and takes its level ("General conditions" and "Making a claim" after "Section 6 - Personal
+    liability"). Before the first numbered heading it counts only once the body has begun
+    (``body_begun``): a wording's "DEFINITIONS" and "IMPORTANT INFORMATION" after its opening
+    paragraph do, a contract's cover lines ("Exhibit 10.3", its title, "Between", a party's name)
+    do not. A smaller type is a sub-heading inside its section (gov.uk's sub-headings stay in their
+    chapter). Without numbered headings, a type counts where the document sets at least three
+    headings in it, and the larger type ranks higher."""
     kept = _plain_titles(lines, candidates, numbered)
     kind_level: dict[Style, int] = {}
     for i, (kind, _) in sorted(numbered.items()):
         kind_level[_style(lines[i])] = min(kind, kind_level.get(_style(lines[i]), kind))
     styles = [_style(lines[i]) for i in kept]
     first_numbered = min(numbered, default=-1)
+    begun = body_begun(lines, min(candidates | set(numbered), default=0))
     starts: list[tuple[int, float, str]] = []
     for i, title in sorted(kept.items()):
         style = _style(lines[i])
         level: float
         if kind_level:
-            if style not in kind_level or i < first_numbered:
+            if style not in kind_level or i < min(first_numbered, begun):
                 continue
             level = kind_level[style]
         elif styles.count(style) >= MIN_PLAIN_HEADINGS:
@@ -193,6 +196,26 @@ def plain_starts(
             continue
         starts.append((i, level, _clean_title(title)))
     return starts
+
+
+# A line of running text: body type, not bold, at least this many words, not set in capitals (a
+# contract's cover note "[***] INDICATES MATERIAL THAT HAS BEEN OMITTED…" is not its body).
+MIN_RUNNING_WORDS = 8
+
+
+def body_begun(lines: Sequence[HeadingLine], first_heading: int) -> int:
+    """The first line after a line of running text that stands below the document's first heading
+    line (its title): where the cover ends and the body begins (``len(lines)`` when it never does).
+    A redaction note above a contract's title is no body; the paragraph under a wording's title is."""
+    body = body_font_size(lines)
+    for j in range(first_heading + 1, len(lines)):
+        line = lines[j]
+        letters = [c for c in line.text if c.isalpha()]
+        capitals = bool(letters) and sum(c.isupper() for c in letters) > 0.8 * len(letters)
+        running = not line.bold and abs(line.size - body) < 0.5 and len(line.text.split()) >= MIN_RUNNING_WORDS
+        if running and not capitals:
+            return j + 1
+    return len(lines)
 
 
 def _plain_titles(
