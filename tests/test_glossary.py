@@ -54,3 +54,28 @@ def test_a_document_without_a_definitions_section_gets_no_glosses():
     rows = [chunk(n, "1. Overview", "You can claim Carer's Allowance if you care for someone.") for n in range(3)]
     assert glossary_of(rows).terms == {}
     assert term_glosses(rows, 40) == ["", "", ""]
+
+
+def test_terms_set_before_a_dash_a_colon_or_means_are_defined_terms():
+    """A travel wording's "Baggage — luggage…", a contract's '"Affiliate" means…': one term per line,
+    its meaning running to the next term's line."""
+    lines = chunk(
+        5,
+        "DEFINITIONS",
+        "Wherever the following words appear in bold they have the meanings given below.\n"
+        "Baggage — luggage, clothing and personal belongings taken on your trip, but\nnot Valuables.\n"
+        "Close relative – your husband, wife, partner, parent or child.\n"
+        "Unattended: when you are not in full view of your property.\n"
+        "In this policy: the words below.\n"
+        "“Affiliate” means any entity that controls a party.\n"
+        "1.2 Section 4 - the baggage cover.",
+    )
+    assert list(glossary_of([lines]).terms) == ["Baggage", "Close relative", "Unattended", "Affiliate"]
+    assert (
+        definition_text("Baggage", lines)
+        == "luggage, clothing and personal belongings taken on your trip, but\nnot Valuables."
+    )
+    assert definition_text("Unattended", lines) == "when you are not in full view of your property."
+    assert definition_text("Affiliate", lines).startswith("any entity that controls")
+    # Outside a Definitions section the same lines define nothing.
+    assert glossary_of([chunk(6, "SECTION 4 – BAGGAGE", lines.text)]).terms == {}

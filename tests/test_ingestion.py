@@ -235,13 +235,52 @@ def test_unnumbered_headings_file_their_clauses_and_a_citation_names_them(tmp_pa
     answer = bot.ask("How long have I got to tell the insurer about something that happened on my trip?")
     first = answer.citations[0]
     assert first.section == "Making a claim" and first.quote.startswith("You must tell us"), answer.citations
-    assert "|ph1" in chunking_signature(c.settings, c.chunker)
+    assert "|ph2" in chunking_signature(c.settings, c.chunker)
     off = c.settings.model_copy(update={"plain_headings": False})
-    assert "|ph1" not in chunking_signature(off, c.chunker)
+    assert "|ph2" not in chunking_signature(off, c.chunker)
     from policybot.ingestion.pdf import find_sections
 
     lines = find_sections(read_pdf(tmp_path / "travel.pdf", sections=False), plain_headings=False).lines
     assert [line.section for line in lines if "31 days" in line.text] == ["Section 2 - Personal liability"]  # off
+
+
+def travel_wording_with_definitions_pdf(path):
+    """A wording whose unnumbered DEFINITIONS come after its opening paragraph and before Section 1, and
+    define their terms before a colon or a dash."""
+    b = pdfs.PdfBuilder()
+    b.heading("SunWay Travel Insurance", size=16)
+    b.paragraph("This policy wording and your schedule form your contract with us, so please keep them safe.")
+    b.heading("DEFINITIONS")
+    b.paragraph("Unattended: when you are not in full view of your property and not able to stop it being taken.")
+    b.paragraph("Valuables - jewellery, watches, cameras and binoculars.")
+    b.heading("Section 1 - Baggage")
+    b.paragraph("We will not pay for Valuables left Unattended in a public place.")
+    b.heading("Section 2 - Cancellation")
+    b.paragraph("We will pay your share of travel costs you cannot get back if you have to cancel your trip.")
+    b.heading("Making a claim")
+    b.paragraph("You must tell us about any claim within 31 days of your return home.")
+    return b.save(path)
+
+
+def test_definitions_before_the_first_numbered_section_are_a_section_with_their_terms(tmp_path):
+    """ "DEFINITIONS" above "Section 1" was a cover line: its definitions had no section, so the
+    glossary read no term from them and a citation named only the page."""
+    from policybot.core.glossary import glossary_of
+    from tests.conftest import NO_OLLAMA, make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", ollama_host=NO_OLLAMA))
+    outcome = bot.ingest_file(travel_wording_with_definitions_pdf(tmp_path / "travel.pdf"))
+    assert outcome.status == "ingested", outcome.message
+    c = bot.components
+    rows = sorted(
+        c.registry.chunks(c.index.collection, c.index.store.collection.get()["ids"]).values(), key=lambda r: r.ord
+    )
+    assert [r.section for r in rows][:2] == ["", "DEFINITIONS"]  # the title and opening paragraph: no section
+    assert list(glossary_of(rows).terms) == ["Unattended", "Valuables"]
+    answer = bot.ask("what does unattended mean")
+    first = answer.citations[0]
+    assert first.section == "DEFINITIONS" and first.quote.startswith("Unattended: when you are not in full view")
+    assert "|gl3" in chunking_signature(c.settings, c.chunker)
 
 
 def guide_pdf(path):
@@ -347,8 +386,8 @@ def test_a_clause_is_indexed_under_the_meaning_of_the_term_its_heading_names_whe
     assert "Escape of Water: Water escaping suddenly" in flat and "water pipe" in flat
     assert not any("water pipe" in r.index_text for r in off if r.section.endswith("2.5 Escape of water"))
     assert all(a.index_text == b.index_text for a, b in zip(on, off) if "Definitions" in a.section)
-    assert "|gl2" in chunking_signature(c.settings, c.chunker)
-    assert "|gl2" not in chunking_signature(off_settings, c.chunker)
+    assert "|gl3" in chunking_signature(c.settings, c.chunker)
+    assert "|gl3" not in chunking_signature(off_settings, c.chunker)
 
 
 def test_no_chunk_holds_only_its_heading(tmp_path):

@@ -19,6 +19,34 @@ from policybot.core.text import alnum, heading_title, in_definitions, names_phra
 DEFINITION_ITEM = re.compile(r"^\s*(?:\d+|[A-Z])\.\s+([A-Z][\w'’()-]*(?:\s+[\w'’()-]+){0,5}?)\.\s", re.MULTILINE)
 
 
+# A definition set as its term, then a dash, a colon or "means", at the start of a line of a Definitions
+# section: "Baggage — luggage, clothing…", "Unattended: when you are not…", '"Affiliate" means any…',
+# "1.2 “Confidential Information” shall mean…". The term is capitalised, at most six words, and opens
+# with no function word ("In this policy:", "The following words…" introduce, they define nothing).
+DEFINITION_LINE = re.compile(
+    r"^[ \t]*(?:\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-z]|[ivx]{1,4})[.)]?\s+)?[\"“']?"
+    r"([A-Z][\w'’()/&-]*(?:[ \t]+[\w'’()/&-]+){0,5}?)[\"”']?"
+    r"(?:[ \t]*[—–:][ \t]+|[ \t]+-[ \t]+|[ \t]+(?:means|shall mean|has the meaning)\b)",
+    re.MULTILINE,
+)
+_NOT_TERMS = frozenset(
+    "in the this these that those for where when if as any all each every words wherever following "
+    "we you our your it section part clause article schedule definitions".split()
+)
+
+
+def _line_terms(text: str) -> list[tuple[str, int]]:
+    """The terms ``DEFINITION_LINE`` finds in a chunk, with where each one's meaning starts."""
+    found = []
+    for m in DEFINITION_LINE.finditer(text):
+        term = m.group(1).strip()
+        words = term.split()
+        if words[0].lower() in _NOT_TERMS or any(w.isdigit() for w in words):
+            continue
+        found.append((term, m.end()))
+    return found
+
+
 @dataclass
 class Glossary:
     """A document's defined terms (as written) and the chunk that defines each."""
@@ -40,7 +68,8 @@ class Glossary:
 
 def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
     """The defined terms of one document, from the chunks of its Definitions section(s):
-    sub-headings ("1.6 Escape of Water") and numbered items ("5. Basement. Any area ...")."""
+    sub-headings ("1.6 Escape of Water"), numbered items ("5. Basement. Any area ...") and terms set
+    before a dash, a colon or "means" ("Baggage — luggage…", '"Affiliate" means…')."""
     glossary = Glossary()
     for chunk in chunks:
         if not in_definitions(chunk.section):
@@ -51,6 +80,8 @@ def glossary_of(chunks: Sequence[ChunkRow]) -> Glossary:
                 glossary.terms.setdefault(term, chunk.chunk_id)
         for m in DEFINITION_ITEM.finditer(chunk.text):
             glossary.terms.setdefault(m.group(1).strip(), chunk.chunk_id)
+        for term, _ in _line_terms(chunk.text):
+            glossary.terms.setdefault(term, chunk.chunk_id)
     # Pronoun-like "you" definitions and one-letter terms say nothing.
     glossary.terms = {
         t: c
@@ -68,6 +99,10 @@ def definition_text(term: str, chunk: ChunkRow) -> str:
         if m.group(1).strip() == term:
             after = DEFINITION_ITEM.search(chunk.text, m.end())
             return chunk.text[m.end() : after.start() if after else len(chunk.text)].strip()
+    for found, start in _line_terms(chunk.text):
+        if found == term:  # up to the next line set as a term's ("In this policy:" too)
+            after = DEFINITION_LINE.search(chunk.text, start)
+            return chunk.text[start : after.start() if after else len(chunk.text)].strip()
     if heading_title(chunk.section) != term:
         return ""
     first, _, rest = chunk.text.partition("\n")

@@ -81,8 +81,10 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("" if settings.vector_header else "|vh0")
         + ("|ct1" if settings.clause_titles and settings.contextual_header else "")
         + ("|li1" if settings.list_lead_ins and settings.contextual_header else "")
-        + ("|gl2" if settings.term_glosses and settings.contextual_header else "")
-        + ("|ph1" if settings.plain_headings else "")  # unnumbered headings start sections
+        # "gl3": terms defined before a dash, a colon or "means" ("Baggage — luggage…") are glossed too
+        + ("|gl3" if settings.term_glosses and settings.contextual_header else "")
+        # "ph2": an unnumbered heading before the first numbered one starts a section once the body has begun
+        + ("|ph2" if settings.plain_headings else "")
         + ("|hb1" if settings.heading_breaks else "")  # a blank line around unnumbered headings
         + ("|bh1" if settings.bare_headings == "merge" else "")  # no chunk of a heading alone
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
