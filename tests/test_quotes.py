@@ -450,6 +450,8 @@ def test_a_quote_that_breaks_off_where_its_passage_ends_says_so():
     )
     shown = choose_quote(broken, words_score("dtp")).text(broken)
     assert shown == "For example, you might have been vaccinated against DTP (diphtheria, tetanus and…"
+    definition = "Baggage — luggage, clothing and personal belongings taken on your trip or bought during it, but"
+    assert choose_quote(definition, words_score("baggage")).text(definition).endswith("during it, but…")
     for whole in ("(a) a judgment of the court; or", "We will pay for the repair of the roof.", "•  money and bills"):
         assert not choose_quote(whole, words_score("court", "roof", "money")).text(whole).endswith("…")
 

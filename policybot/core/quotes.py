@@ -428,9 +428,11 @@ def _runs_on(text: str, end: int) -> bool:
     return last in _NEVER_LAST and not item_ends
 
 
-# English words a sentence never ends on: articles, prepositions, conjunctions, possessives.
+# English words a sentence never ends on: articles, prepositions, conjunctions, possessives ("…bought
+# during it, but" where a definition was cut).
 _NEVER_LAST = frozenset(
-    "a an the and or nor of to in on at by for from with under into as than that which whose its their your our".split()
+    "a an the and or nor but of to in on at by for from with under into upon as than that which whose its their "
+    "your our if unless because whether although whereas including".split()
 )
 
 
