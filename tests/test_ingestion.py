@@ -280,6 +280,9 @@ def test_definitions_before_the_first_numbered_section_are_a_section_with_their_
     answer = bot.ask("what does unattended mean")
     first = answer.citations[0]
     assert first.section == "DEFINITIONS" and first.quote.startswith("Unattended: when you are not in full view")
+    # The second definition of the passage, asked about, is the one quoted (its term read as the glossary reads it).
+    first = bot.ask("what does valuables mean").citations[0]
+    assert first.section == "DEFINITIONS" and first.quote == "Valuables - jewellery, watches, cameras and binoculars."
     assert "|gl3" in chunking_signature(c.settings, c.chunker)
 
 

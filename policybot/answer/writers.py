@@ -28,7 +28,7 @@ from policybot.answer.query import (
 from policybot.answer.references import quantity_kinds
 from policybot.answer.support import SupportChecker
 from policybot.core.clauses import cited_under, role_section
-from policybot.core.glossary import DEFINITION_ITEM
+from policybot.core.glossary import DEFINITION_ITEM, term_of_line
 from policybot.core.passages import body_start, lead_in_for
 from policybot.core.quotes import (
     ELLIPSIS,
@@ -606,9 +606,10 @@ def _definition_starts(text: str) -> list[int]:
 
 
 def _term_defined(unit: str) -> str | None:
-    """The term a unit defines: a numbered run-in title ("5. Basement. …") or an opening "X means"."""
+    """The term a unit defines: a numbered run-in title ("5. Basement. …"), an opening "X means", or
+    a term before a dash or a colon ("Close relative — your husband…", as the glossary reads it)."""
     found = DEFINITION_ITEM.match(unit) or _TERM_MEANS_OPENING.match(unit)
-    return found.group(1).strip() if found else None
+    return found.group(1).strip() if found else term_of_line(unit)
 
 
 def _defining(text: str, begin: int, term: str) -> Callable[[str], float]:

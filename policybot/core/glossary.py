@@ -35,16 +35,21 @@ _NOT_TERMS = frozenset(
 )
 
 
+def term_of_line(unit: str) -> str | None:
+    """The term a sentence or line defines when it opens ``DEFINITION_LINE``'s way ("Baggage — …")."""
+    m = DEFINITION_LINE.match(unit)
+    return _term(m) if m else None
+
+
+def _term(m: re.Match[str]) -> str | None:
+    term = m.group(1).strip()
+    words = term.split()
+    return None if words[0].lower() in _NOT_TERMS or any(w.isdigit() for w in words) else term
+
+
 def _line_terms(text: str) -> list[tuple[str, int]]:
     """The terms ``DEFINITION_LINE`` finds in a chunk, with where each one's meaning starts."""
-    found = []
-    for m in DEFINITION_LINE.finditer(text):
-        term = m.group(1).strip()
-        words = term.split()
-        if words[0].lower() in _NOT_TERMS or any(w.isdigit() for w in words):
-            continue
-        found.append((term, m.end()))
-    return found
+    return [(term, m.end()) for m in DEFINITION_LINE.finditer(text) if (term := _term(m))]
 
 
 @dataclass
