@@ -20,6 +20,7 @@ from policybot.evaluation.evidence import (
     run_evidence,
     score_issue,
     summarize,
+    summary_line,
 )
 from policybot.models.llm import fixed_llm
 from policybot.schemas import Citation, EvidenceReport, EvidenceRow, LLMCost, TraceStep
@@ -192,6 +193,39 @@ def test_recall_precision_verification_and_roles_on_a_hand_made_report():
     assert summary["issues"] == 2 and summary["errors"] == 1
     assert summary["recall"] == 0.375 and summary["recall_micro"] == 0.375 and summary["precision"] == 0.5
     assert summary["issues_without_rows"] == 1 and summary["rows_per_issue"] == 2
+    assert summary["by_corpus"] == {}  # per-issue scores without a scope: one corpus
+
+
+def test_recall_is_also_reported_per_corpus_when_issues_search_different_documents():
+    """``evidence-issues`` holds the sample policy's issues and the FEMA forms': each corpus has its own
+    recall target, which an average over the set would hide."""
+    policy = [
+        {"id": f"p{i}", "scope": [DOC], "recall": r, "found": f, "gold": 4}
+        for i, (r, f) in enumerate([(1.0, 4), (0.5, 2)])
+    ]
+    forms = [  # issues over some of the forms: one corpus with the others
+        {"id": "f1", "scope": ["form-b.pdf"], "recall": 0.25, "found": 1, "gold": 4},
+        {"id": "f2", "scope": ["form-b.pdf", "form-a.pdf"], "recall": 0.75, "found": 3, "gold": 4},
+    ]
+    rows = [
+        {
+            **r,
+            "rows": 1,
+            "precision": None,
+            "verification": None,
+            "role_agreement": None,
+            "matched_rows": 0,
+            "agreeing_rows": 0,
+        }
+        for r in policy + forms
+    ]
+    corpora = summarize(rows)["by_corpus"]
+    assert corpora == {
+        DOC: {"issues": 2, "recall": 0.75, "found": 6, "gold": 8},
+        "form-a.pdf, form-b.pdf": {"issues": 2, "recall": 0.5, "found": 4, "gold": 8},
+    }
+    result = {"dataset": "d", "config": "evidence-planner", "metrics": summarize(rows)}
+    assert "\n  form-a.pdf, form-b.pdf: recall 0.500 (4/8, 2 issues)" in summary_line(result)
 
 
 # --- runs -----------------------------------------------------------------------------------------

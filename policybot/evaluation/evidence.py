@@ -227,6 +227,34 @@ def summarize(per_issue: Sequence[dict[str, Any]]) -> dict[str, Any]:
         ),
         "issues_without_rows": sum(1 for r in scored if not r["rows"]),
         **{f"{key}_per_issue": mean(key) for key in ("rows", "steps", "llm_calls", "tokens", "seconds")},
+        "by_corpus": by_corpus(scored),
+    }
+
+
+def by_corpus(scored: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Recall per corpus, when a set's issues search more than one (``evidence-issues`` holds the sample
+    policy's issues and the FEMA forms'): each corpus is its own target, and an average would hide the
+    weaker one. A corpus is the documents that issues search together (an issue over two of the three
+    FEMA forms joins them all into one); empty when there is only one."""
+    corpora: list[set[str]] = []
+    for r in scored:
+        docs = set(r.get("scope") or [])
+        joined = [c for c in corpora if c & docs or c == docs]
+        corpora = [c for c in corpora if c not in joined] + [docs.union(*joined)]
+    if len(corpora) < 2:
+        return {}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in scored:
+        corpus = next(c for c in corpora if set(r.get("scope") or []) <= c)
+        groups.setdefault(", ".join(sorted(corpus)), []).append(r)
+    return {
+        corpus: {
+            "issues": len(rows),
+            "recall": round(statistics.mean(r["recall"] for r in rows), 4),
+            "found": sum(r["found"] for r in rows),
+            "gold": sum(r["gold"] for r in rows),
+        }
+        for corpus, rows in groups.items()
     }
 
 
@@ -440,6 +468,7 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
                 f"| {_fmt(m['steps_per_issue'], 1)} | {_fmt(m['llm_calls_per_issue'], 1)} | "
                 f"{_fmt(m['tokens_per_issue'], 0)} | {_fmt(m['seconds_per_issue'], 2)} |"
             )
+        lines += _corpus_table(ran)
         lines += _per_issue_table(ran)
         lines += ["", "Configurations:", ""] + [
             f"- `{r['config']}`: {r['description']}" + (f" (LLM: {r['llm_model']})" if r.get("llm_model") else "")
@@ -449,6 +478,24 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
     if skipped:
         lines += ["", "Not run here:", ""] + [f"- `{r['config']}`: {r['skipped']}" for r in skipped]
     return "\n".join(lines) + "\n"
+
+
+def _corpus_table(ran: Sequence[dict[str, Any]]) -> list[str]:
+    rows = [(r["config"], corpus, c) for r in ran for corpus, c in (r["metrics"].get("by_corpus") or {}).items()]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Per corpus (the documents an issue searches)",
+        "",
+        "| config | corpus | issues | recall | found / gold |",
+    ]
+    lines.append("|---|---|---|---|---|")
+    lines += [
+        f"| {cfg} | {corpus} | {c['issues']} | {_fmt(c['recall'])} | {c['found']} / {c['gold']} |"
+        for cfg, corpus, c in rows
+    ]
+    return lines
 
 
 def _per_issue_table(ran: Sequence[dict[str, Any]]) -> list[str]:
@@ -507,4 +554,8 @@ def summary_line(result: dict[str, Any]) -> str:
         f"{_fmt(m['rows_per_issue'], 1)} rows, {_fmt(m['steps_per_issue'], 1)} steps, "
         f"{_fmt(m['llm_calls_per_issue'], 1)} LLM calls, "
         f"{_fmt(m['seconds_per_issue'], 2)} s per issue ({m['issues']} issues)"
+        + "".join(
+            f"\n  {corpus}: recall {_fmt(c['recall'])} ({c['found']}/{c['gold']}, {c['issues']} issues)"
+            for corpus, c in (m.get("by_corpus") or {}).items()
+        )
     )
