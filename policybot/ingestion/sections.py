@@ -161,11 +161,11 @@ def _goes_on(first: HeadingLine, second: HeadingLine) -> bool:
 
 
 def plain_starts(
-    lines: Sequence[HeadingLine], candidates: set[int], numbered: dict[int, tuple[int, str]]
+    lines: Sequence[HeadingLine], candidates: set[int], numbered: dict[int, tuple[int, str]], body: float
 ) -> list[tuple[int, float, str]]:
     """Unnumbered headings as section starts (line, level, title). ``candidates``: the lines read as
     unnumbered headings (``plain_heading_lines``); ``numbered``: the numbered headings found (line ->
-    level, title).
+    level, title); ``body``: the body's font size.
 
     Where a document numbers its headings, an unnumbered one counts in the type of a numbered one,
     and takes its level ("General conditions" and "Making a claim" after "Section 6 - Personal
@@ -181,7 +181,7 @@ def plain_starts(
         kind_level[_style(lines[i])] = min(kind, kind_level.get(_style(lines[i]), kind))
     styles = [_style(lines[i]) for i in kept]
     first_numbered = min(numbered, default=-1)
-    begun = body_begun(lines, min(candidates | set(numbered), default=0))
+    begun = body_begun(lines, min(candidates | set(numbered)), body) if numbered else len(lines)
     starts: list[tuple[int, float, str]] = []
     for i, title in sorted(kept.items()):
         style = _style(lines[i])
@@ -203,11 +203,11 @@ def plain_starts(
 MIN_RUNNING_WORDS = 8
 
 
-def body_begun(lines: Sequence[HeadingLine], first_heading: int) -> int:
+def body_begun(lines: Sequence[HeadingLine], first_heading: int, body: float) -> int:
     """The first line after a line of running text that stands below the document's first heading
     line (its title): where the cover ends and the body begins (``len(lines)`` when it never does).
-    A redaction note above a contract's title is no body; the paragraph under a wording's title is."""
-    body = body_font_size(lines)
+    A redaction note above a contract's title is no body; the paragraph under a wording's title is.
+    ``body``: the body's font size."""
     for j in range(first_heading + 1, len(lines)):
         line = lines[j]
         letters = [c for c in line.text if c.isalpha()]
@@ -386,7 +386,7 @@ def from_patterns(
         starts.append((i, level, _clean_title(title)))
     candidates = plain_heading_lines(lines, body) if plain_headings or marks else set()
     if plain_headings:
-        starts += plain_starts(lines, candidates, {i: (int(level), title) for i, level, title in starts})
+        starts += plain_starts(lines, candidates, {i: (int(level), title) for i, level, title in starts}, body)
     source = "patterns" if starts else "none"
     marked = (
         frozenset(i for i in candidates if not CONDITION_WORDS.match(lines[i].text.strip())) if marks else frozenset()
