@@ -264,6 +264,23 @@ def test_passages_that_overlap_take_the_lead_in_from_before_the_item_they_share(
     )
 
 
+def test_a_heading_that_says_what_the_list_is_leads_it_in_from_the_passage_before():
+    """A travel wording's "What is not covered" over bullets, without a colon: an item of that list quoted
+    from the next passage ("• breakage of fragile items, unless caused by fire…") is an exclusion, not the
+    condition its "unless" alone would make it. A heading that names no role is still no lead-in."""
+    before = (
+        "If your baggage is delayed, we will pay up to £200 for essential items.\n"
+        "What is not covered\n"
+        "•  property left unattended in a public place;\n"
+        "•  valuables carried in the hold of an aircraft;"
+    )
+    item = "•  breakage of fragile items, unless caused by fire;"
+    assert list_lead_in(item, [before]) == "What is not covered"
+    assert list_lead_in(item, [before.replace("What is not covered", "General Exclusions")]) == "General Exclusions"
+    assert list_lead_in(item, [before.replace("What is not covered", "Liability")]) is None
+    assert list_lead_in(item, [before.replace("What is not covered", "What is not covered by this policy.")]) is None
+
+
 def test_no_lead_in_when_the_passage_before_ends_in_other_text_or_another_kind_of_list():
     assert list_lead_in("(c) theft;", ["We will pay for repairs. The most we will pay is $500."]) is None
     assert list_lead_in("(c) theft;", ["Cover applies to:\n1. the house;\n2. the garage."]) is None

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from policybot.core.roles import CONDITION_WORDS
+from policybot.core.roles import CONDITION_WORDS, heads_a_list_by_role
 from policybot.core.text import ends_in_abbreviation, ends_in_number_word, split_spans
 
 MAX_QUOTE_CHARS = 500
@@ -562,9 +562,10 @@ LIST_LOOK_BACK = 3  # chunks: a list begun further back than this keeps no lead-
 def list_lead_in(item: str, before: Sequence[str]) -> str | None:
     """The lead-in of the list an opening ``item`` belongs to, from the passages before it
     (``before``: bodies, nearest first): walking back over the list's items, the first other unit
-    when it introduces them by ending in ":", else none. A short heading without a colon is not
-    taken from another passage (a contract's "Liability" over numbered lines is not a list's
-    lead-in). A list that began more than ``len(before)`` passages back gives none."""
+    when it introduces them by ending in ":", else none. A short heading without a colon is taken from
+    another passage only when it says what the list is ("What is not covered", "Exclusions":
+    ``roles.heads_a_list_by_role``); a contract's "Liability" over numbered lines is not a list's
+    lead-in. A list that began more than ``len(before)`` passages back gives none."""
     family, said = _family(item), " ".join(item.split())
     for text in before:
         units = quote_units(text)
@@ -574,7 +575,7 @@ def list_lead_in(item: str, before: Sequence[str]) -> str | None:
             unit = text[units[j][0] : units[j][1]].rstrip()
             if _CONJUNCTION.match(unit) or (_ITEM.match(unit) and _family(unit) == family):
                 continue
-            return " ".join(unit.split()) if unit.endswith(":") else None
+            return " ".join(unit.split()) if unit.endswith(":") or heads_a_list_by_role(unit) else None
     return None
 
 

@@ -90,6 +90,23 @@ _GRANTING_WORDS = re.compile(
 )
 
 
+# A short heading that says what the list under it is: "What is not covered", "Exclusions", "What is
+# covered", "What we will pay". A list's lead-in even without a colon (``core/quotes.list_lead_in``),
+# where a heading that names no role ("Liability" over a contract's numbered lines) is not.
+_LIST_ROLE_HEADING = re.compile(
+    r"exclu(?!siv)|\bnot (?:covered|insured|included)\b|^what (?:is|are) (?:covered|insured|included)$"
+    r"|^what we (?:will )?(?:pay|cover|insure)\b",
+    re.I,
+)
+MAX_ROLE_HEADING_CHARS = 60
+
+
+def heads_a_list_by_role(line: str) -> bool:
+    """Whether a line is a short heading that says what the list under it is (see ``_LIST_ROLE_HEADING``)."""
+    text = " ".join(line.split())
+    return len(text) <= MAX_ROLE_HEADING_CHARS and text[-1:] not in ".;,!?" and bool(_LIST_ROLE_HEADING.search(text))
+
+
 # A section title that lists what is not covered ("Section 4 General Exclusions", "V. EXCLUSIONS",
 # "What is not insured"); a deductible or a limit of liability is a *Limit*, not this. "Exclusivity"
 # and "Exclusive licence" grant, not exclude (a contract's clause titles).
