@@ -324,6 +324,14 @@ class Settings(BaseSettings):
         description="A later question in a conversation: searched with the previous user question when it follows "
         "it and needs it (auto), always joined to it, or always alone (eval/decisions/2026-11-25-follow-ups.md).",
     )
+    little_turn_own_search: Literal["joined", "agreeing", "fused"] = Field(
+        "agreeing",
+        description="A follow-up that says too little of its own to stand ('is there anything for that') and keeps "
+        "its context, none of whose own words is specific to a few passages: ranked by its search joined to the "
+        "question before only (joined), with its own words' search counting as far as it agrees with the joined "
+        "one (agreeing), or with both counting fully (fused) "
+        "(eval/decisions/2026-11-30-h-turns-that-say-little-searched-joined.md).",
+    )
     follow_up_document: bool = Field(
         True,
         description="A follow-up that keeps its context is searched mainly in the document of the previous answer's "

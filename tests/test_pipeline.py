@@ -411,6 +411,36 @@ def test_a_turn_typed_without_its_apostrophes_says_as_little_as_with_them(sample
     assert "$750 for any single item" in answer.answer
 
 
+def test_a_turn_that_says_little_counts_its_own_search_as_far_as_it_agrees_with_the_joined_one(sample):
+    """ "is there anything for that" keeps the question before it. Its own words searched alone match
+    whatever they match (optional covers, electronic data); fused as fully as the joined search, they
+    led the answer to the tree that fell in the storm with an optional cover. Counted as far as its best
+    passages are among the joined search's best, the storm clause leads."""
+    before = "a tree fell on the garage in the storm"
+    history = [Turn(question=before, standalone=before, answer="")]
+    answer = sample.ask("is there anything for that", history=history, use_llm=False)
+    assert answer.standalone_question == f"{before}; is there anything for that"
+    assert answer.citations[0].section.endswith("2.3 Storm")
+    fused = PolicyBot(make_settings(sample.settings.home, adaptive_expansion=False, little_turn_own_search="fused"))
+    assert (
+        not fused.ask("is there anything for that", history=history, use_llm=False)
+        .citations[0]
+        .section.endswith("2.3 Storm")
+    )
+
+
+def test_a_turn_that_says_little_is_ranked_by_the_joined_search_alone_when_set_so(sample):
+    """ "joined": only the search joined to the turn before ranks; after the broken TV, the accidental
+    damage definition leads (fused or agreeing, an optional cover does)."""
+    before = "My son knocked the TV over and broke it"
+    joined = PolicyBot(make_settings(sample.settings.home, adaptive_expansion=False, little_turn_own_search="joined"))
+    history = [Turn(question=before, standalone=before, answer="")]
+    assert (
+        "1.1 Accidental Damage"
+        in joined.ask("is there anything for that", history=history, use_llm=False).citations[0].section
+    )
+
+
 @pytest.mark.parametrize("question", ["what time is it?", "tell me a joke"])
 def test_a_turn_that_says_little_and_is_about_something_else_is_searched_alone_and_refused(sample, question):
     """Joined to the question before it, "what time is it?" was answered with passages on burst pipes.

@@ -146,6 +146,24 @@ def test_lexical_index_is_persisted_and_reloaded(tmp_path):
     assert sorted(reloaded.chunk_ids()) == ["d1:00000", "d1:00001", "d3:00000"]
 
 
+def test_the_share_of_passages_that_use_a_word_is_counted_over_the_documents_searched(tmp_path):
+    chunks = [
+        ("d1:00000", "We will pay for subsidence damage to the Buildings."),
+        ("d1:00001", "We will pay the cost of repairs."),
+        ("d1:00002", "Payments are made within 10 days."),
+        ("d2:00000", "Subsidence is excluded."),
+    ]
+    documents, chunks_of = _docs(chunks)
+    index = LexicalIndex(tmp_path / "lex")
+    index.ensure(1, documents, chunks_of)
+    assert index.share_using("subsidence", ["d1"]) == pytest.approx(1 / 3)
+    assert index.share_using("Subsidence", ["d1", "d2"]) == pytest.approx(2 / 4)
+    assert index.share_using("pays", ["d1"]) == pytest.approx(2 / 3)  # by its stem: "pay", not "payments"
+    assert index.share_using("flood", ["d1", "d2"]) == 0.0
+    assert index.share_using("the", ["d1"]) == 1.0  # a stopword: BM25 reads it nowhere, every passage holds it
+    assert index.share_using("subsidence", ["gone"]) == 0.0
+
+
 def test_incremental_bm25_scores_equal_a_whole_corpus_bm25s_index(tmp_path):
     import bm25s
 

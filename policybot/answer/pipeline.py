@@ -10,7 +10,7 @@ edition of the best source said, when it read differently).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Generator, Iterator, Sequence
 
 import numpy as np
@@ -31,6 +31,7 @@ from policybot.answer.query import (
     asks_meaning_of_title,
     carries_on,
     clause_references,
+    names_something,
     says_little,
 )
 from policybot.answer.references import ReferenceFollower
@@ -104,6 +105,7 @@ class FirstPass:
     fused: list[Fused]
     preview: list[Citation]
     confidence: float  # the top cosine when dense and BM25 agree on the best passage, else 0
+    weights: dict[ListKey, float] = field(default_factory=dict)  # lists that count less than the question's own
 
 
 @dataclass
@@ -141,11 +143,11 @@ class AnswerPipeline:
         with timings.measure("first_pass"):
             if len(queries) > 1 and not self._follows(question, history[-1].question, list(by_id)):
                 queries = queries[1:]
-            first = self._first_pass(queries, by_id, named, before=history[-1].docs if history else [])
+            first = self._first_pass(queries, by_id, named, before=history[-1] if history else None)
             continuing = self._continuing(first, history, scope, named)
             if continuing:  # a follow-up: searched again, mainly in the document it continues
                 named = continuing
-                first = self._first_pass(first.queries, by_id, named, decided=True)
+                first = self._first_pass(first.queries, by_id, named, decided=True, before=history[-1])
         yield PassagesEvent(first.preview)
         context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
         request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
@@ -232,11 +234,11 @@ class AnswerPipeline:
         by_id: dict[str, DocumentRow],
         named: list[NamedDocument],
         decided: bool = False,
-        before: Sequence[str] = (),
+        before: Turn | None = None,
     ) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call.
         ``decided``: whether it keeps its context is already known (the queries are searched as given).
-        ``before``: the document the previous answer came from (``_turned_away``)."""
+        ``before``: the turn before (the document its answer came from: ``_turned_away``)."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
@@ -249,13 +251,36 @@ class AnswerPipeline:
         stands = bool(own) and (
             self._points_at_clause(own, list(by_id))
             or not _needs_context(lists, goes)
-            or (not goes and _turned_away(lists, by_id, before))
+            or (not goes and _turned_away(lists, by_id, before.docs if before else []))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
-        fused = retriever.fusion.run(ranked_for_fusion(lists))
+        weights = (
+            self._little_turn_weights(queries[1], lists, by_id) if len(queries) > 1 and says_little(queries[1]) else {}
+        )
+        lists = {key: v for key, v in lists.items() if weights.get(ListKey("hybrid", key.query), 1.0) > 0}
+        fused = retriever.fusion.run(ranked_for_fusion(lists), weights)
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
-        return FirstPass(queries, lists, fused, [c.citation(i + 1) for i, c in enumerate(preview)], _agreement(lists))
+        citations = [c.citation(i + 1) for i, c in enumerate(preview)]
+        return FirstPass(queries, lists, fused, citations, _agreement(lists), weights)
+
+    def _little_turn_weights(self, own: str, lists: RankedLists, by_id: dict[str, DocumentRow]) -> dict[ListKey, float]:
+        """How much the lone search counts for a follow-up that keeps its context but says too little of
+        its own to stand (query 1: its own words). One that names something ("and what about
+        subsidence?") counts fully. Otherwise its few words searched alone ("is there anything for
+        that", "how much would I have to pay myself?", "what about single trip" on a travel wording)
+        find whatever they match: ``little_turn_own_search`` "joined" leaves it out, "agreeing" counts
+        it as far as its best passages are among the joined search's best, as a rewrite counts, and
+        "fused" counts it fully (2026-11-30-h-turns-that-say-little-searched-joined)."""
+        mode = self.settings.little_turn_own_search
+        lexical, doc_ids = self.parts.retriever.lexical.index.lexical_ready(), list(by_id)
+        if mode == "fused" or names_something(own, lambda w: lexical.share_using(w, doc_ids)):
+            return {}
+        lone = ListKey("hybrid", 1)
+        if mode == "joined":
+            return {lone: 0.0}
+        near = {cid for cid, _ in (lists.get(ListKey("hybrid", 0)) or [])[:AGREEMENT_DEPTH]}
+        return {lone: agreement_share(lists.get(lone) or [], near)}
 
     def _points_at_clause(self, question: str, doc_ids: list[str]) -> bool:
         """Whether a question names its own clause, by number ("what does clause 5.2 say?") or by the
@@ -285,6 +310,7 @@ class AnswerPipeline:
         anchor: Ranked = [(f.chunk_id, f.score) for f in first.fused]
         guard = planned and self.settings.expansion_guard
         weights = fusion_weights(ranking, self.settings.original_query_weight, planned, anchor if guard else None, own)
+        weights.update({key: weights[key] * w for key, w in first.weights.items() if key in weights})
         fused = retriever.fusion.run(ranking, weights)
         if guard and anchor:
             fused = _keep_own_order(fused, anchor)

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, replace
-from typing import Generator, Iterable, Sequence
+from typing import Callable, Generator, Iterable, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -172,6 +172,19 @@ def says_little(turn: str) -> bool:
     Whether it may lean on the turn before at all is decided apart: it must be nearer the library
     than any off-topic question ("what time is it?" is not; ``pipeline._follows``)."""
     return len(own_words(turn)) < OWN_WORDS_TO_STAND
+
+
+# A word used in at most this share of the passages searched names something a few of them are about
+# ("subsidence", "cash", "shed"); one used all over a library ("pay", "cover", "policy", a travel
+# wording's "trip") or nowhere in it picks out nothing (2026-11-30-h-turns-that-say-little-searched-joined).
+SPECIFIC_WORD_SHARE = 0.1
+
+
+def names_something(turn: str, share: Callable[[str], float]) -> bool:
+    """Whether one of a turn's own words is specific to a few passages of the library (``share``: the
+    share of the passages searched that use a word): "and what about subsidence?" is, "how much would
+    I have to pay myself?" and "is there anything for that" are not."""
+    return any(0.0 < share(word) <= SPECIFIC_WORD_SHARE for word in own_words(turn))
 
 
 class QueryWriter:

@@ -249,6 +249,16 @@ class LexicalIndex:
                 out.extend(shards[doc_id].chunk_ids[int(r)] for r in posting[0])
         return out
 
+    def share_using(self, word: str, doc_ids: Sequence[str]) -> float:
+        """The share of the documents' passages that use a word (by its stem); 1.0 for a stopword,
+        which BM25 reads in none and every passage holds."""
+        tokens = self.tokenizer(word)
+        shards = self._corpus.shards
+        total = sum(len(shards[d].chunk_ids) for d in doc_ids if d in shards)
+        if not tokens:
+            return 1.0
+        return len(self.chunk_ids_using(tokens[0], doc_ids)) / total if total else 0.0
+
     @property
     def generation(self) -> int | None:
         """The registry generation the index matches (changes whenever a document comes or goes)."""
