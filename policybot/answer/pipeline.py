@@ -143,11 +143,11 @@ class AnswerPipeline:
         with timings.measure("first_pass"):
             if len(queries) > 1 and not self._follows(question, history[-1].question, list(by_id)):
                 queries = queries[1:]
-            first = self._first_pass(queries, by_id, named, before=history[-1] if history else None)
+            first = self._first_pass(queries, by_id, named, before=history[-1].docs if history else [])
             continuing = self._continuing(first, history, scope, named)
             if continuing:  # a follow-up: searched again, mainly in the document it continues
                 named = continuing
-                first = self._first_pass(first.queries, by_id, named, decided=True, before=history[-1])
+                first = self._first_pass(first.queries, by_id, named, decided=True)
         yield PassagesEvent(first.preview)
         context = history if len(first.queries) > 1 else ()  # a question that stands alone is planned alone
         request = PlanRequest(question, context, first.queries, first.confidence, _summary(scope))
@@ -234,11 +234,11 @@ class AnswerPipeline:
         by_id: dict[str, DocumentRow],
         named: list[NamedDocument],
         decided: bool = False,
-        before: Turn | None = None,
+        before: Sequence[str] = (),
     ) -> FirstPass:
         """The question (a follow-up both with its context and alone) searched once, before any LLM call.
         ``decided``: whether it keeps its context is already known (the queries are searched as given).
-        ``before``: the turn before (the document its answer came from: ``_turned_away``)."""
+        ``before``: the document the previous answer came from (``_turned_away``)."""
         retriever = self.parts.retriever
         lists: RankedLists = {}
         for i, query in enumerate(queries):
@@ -251,14 +251,15 @@ class AnswerPipeline:
         stands = bool(own) and (
             self._points_at_clause(own, list(by_id))
             or not _needs_context(lists, goes)
-            or (not goes and _turned_away(lists, by_id, before.docs if before else []))
+            or (not goes and _turned_away(lists, by_id, before))
         )
         if stands:  # the question stands alone: search it alone
             queries, lists = queries[1:], {ListKey(key.kind, key.query - 1): v for key, v in lists.items() if key.query}
         weights = (
             self._little_turn_weights(queries[1], lists, by_id) if len(queries) > 1 and says_little(queries[1]) else {}
         )
-        lists = {key: v for key, v in lists.items() if weights.get(ListKey("hybrid", key.query), 1.0) > 0}
+        if weights.get(ListKey("hybrid", 1)) == 0.0:  # its own words' search does not count: drop its lists
+            lists = {key: v for key, v in lists.items() if key.query != 1}
         fused = retriever.fusion.run(ranked_for_fusion(lists), weights)
         preview = self.selector.candidates(fused[: self.settings.search_k], by_id)[:PREVIEW_PASSAGES]
         citations = [c.citation(i + 1) for i, c in enumerate(preview)]

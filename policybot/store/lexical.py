@@ -253,10 +253,10 @@ class LexicalIndex:
         """The share of the documents' passages that use a word (by its stem); 1.0 for a stopword,
         which BM25 reads in none and every passage holds."""
         tokens = self.tokenizer(word)
-        shards = self._corpus.shards
-        total = sum(len(shards[d].chunk_ids) for d in doc_ids if d in shards)
         if not tokens:
             return 1.0
+        shards = self._corpus.shards
+        total = sum(len(shards[d].chunk_ids) for d in doc_ids if d in shards)
         return len(self.chunk_ids_using(tokens[0], doc_ids)) / total if total else 0.0
 
     @property
