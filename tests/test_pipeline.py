@@ -11,7 +11,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from policybot.answer.conversation import Conversation, Turn
 from policybot.answer.missing import MISSING
-from policybot.answer.pipeline import beyond_chance
 from policybot.answer.writers import DEPENDS_ON, HEDGE
 from policybot.components import Components
 from policybot.core.quotes import MAX_QUOTE_CHARS
@@ -428,16 +427,6 @@ def test_a_turn_that_says_little_counts_its_own_search_as_far_as_it_agrees_with_
         .citations[0]
         .section.endswith("2.3 Storm")
     )
-
-
-def test_agreement_counts_only_beyond_what_chance_puts_in_the_other_list():
-    """Of 140 passages, a best 20 holds 1 in 7 of any list's passages by chance; of 13, all of them."""
-    assert beyond_chance(1.0, 20, 140) == 1.0
-    assert beyond_chance(1 / 7, 20, 140) == pytest.approx(0.0)
-    assert beyond_chance(0.5, 20, 140) == pytest.approx((0.5 - 1 / 7) / (6 / 7))
-    assert beyond_chance(0.1, 20, 140) == 0.0
-    assert beyond_chance(1.0, 13, 13) == 0.0  # a 13-passage wording: every list "agrees" with its best 20
-    assert beyond_chance(1.0, 0, 0) == 0.0
 
 
 def test_a_turn_that_says_little_is_ranked_by_the_joined_search_alone_when_set_so(sample):

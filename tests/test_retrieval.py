@@ -8,6 +8,7 @@ import pytest
 from policybot.answer.retrieval import (
     ListKey,
     RankFusion,
+    beyond_chance,
     blended,
     in_order_of,
     naming_is_topic,
@@ -403,3 +404,13 @@ def test_a_vector_turned_from_a_direction_is_orthogonal_to_it_and_unit_length():
     turned = without_direction(vector, away)
     assert abs(float(turned @ away)) < 1e-9 and abs(float(np.linalg.norm(turned)) - 1) < 1e-9
     assert np.array_equal(without_direction(vector, 2 * vector), vector)  # nothing left: unchanged
+
+
+def test_agreement_counts_only_beyond_what_chance_puts_in_the_other_list():
+    """Of 140 passages, a best 20 holds 1 in 7 of any list's passages by chance; of 13, all of them."""
+    assert beyond_chance(1.0, 20, 140) == 1.0
+    assert beyond_chance(1 / 7, 20, 140) == pytest.approx(0.0)
+    assert beyond_chance(0.5, 20, 140) == pytest.approx((0.5 - 1 / 7) / (6 / 7))
+    assert beyond_chance(0.1, 20, 140) == 0.0
+    assert beyond_chance(1.0, 13, 13) == 0.0  # a 13-passage wording: every list "agrees" with its best 20
+    assert beyond_chance(1.0, 0, 0) == 0.0

@@ -43,6 +43,7 @@ from policybot.answer.retrieval import (
     Ranked,
     RankedLists,
     agreement_share,
+    beyond_chance,
     fusion_weights,
     ranked_for_fusion,
 )
@@ -282,7 +283,11 @@ class AnswerPipeline:
         if mode == "joined":
             return {lone: 0.0}
         near = {cid for cid, _ in (lists.get(ListKey("hybrid", 0)) or [])[:AGREEMENT_DEPTH]}
-        return {lone: beyond_chance(agreement_share(lists.get(lone) or [], near), len(near), _passages(by_id))}
+        return {
+            lone: beyond_chance(
+                agreement_share(lists.get(lone) or [], near), len(near), sum(d.chunks for d in by_id.values())
+            )
+        }
 
     def _points_at_clause(self, question: str, doc_ids: list[str]) -> bool:
         """Whether a question names its own clause, by number ("what does clause 5.2 say?") or by the
@@ -485,18 +490,6 @@ def _needs_context(lists: RankedLists, said_to_go_on: bool = False) -> bool:
     if alone and alone_lexical and alone[0][0] == alone_lexical[0][0]:
         return False
     return bool(joined) and (not alone or joined[0][1] > alone[0][1])
-
-
-def beyond_chance(share: float, depth: int, passages: int) -> float:
-    """An agreement share with what any list would share by chance taken out: a list's passages fall among
-    the other's best ``depth`` of ``passages`` by chance at ``depth / passages``. 0 when that is all of
-    them (a 13-passage wording: every list "agrees" with a best 20), 1 for full agreement."""
-    chance = min(1.0, depth / passages) if passages else 1.0
-    return max(0.0, (share - chance) / (1.0 - chance)) if chance < 1.0 else 0.0
-
-
-def _passages(by_id: dict[str, DocumentRow]) -> int:
-    return sum(d.chunks for d in by_id.values())
 
 
 def _turned_away(lists: RankedLists, by_id: dict[str, DocumentRow], before: Sequence[str]) -> bool:

@@ -193,6 +193,14 @@ def agreement_share(ranked: Ranked, near: set[str]) -> float:
     return sum(cid in near for cid in best) / len(best) if best else 0.0
 
 
+def beyond_chance(share: float, depth: int, passages: int) -> float:
+    """An agreement share with what any list would share by chance taken out: a list's passages fall among
+    the other's best ``depth`` of ``passages`` by chance at ``depth / passages``. 0 when that is all of
+    them (a 13-passage wording: every list "agrees" with a best 20), 1 for full agreement."""
+    chance = min(1.0, depth / passages) if passages else 1.0
+    return max(0.0, (share - chance) / (1.0 - chance)) if chance < 1.0 else 0.0
+
+
 # How deep in the question's own ranking a rewrite's best passages count as agreeing with it.
 AGREEMENT_DEPTH = 20
 
