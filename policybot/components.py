@@ -30,7 +30,14 @@ from policybot.answer.retrieval import HybridRetriever
 from policybot.answer.scoring import Thresholds
 from policybot.answer.token_match import TokenMatch
 from policybot.core.glossary import Glossary, glossary_of
-from policybot.core.probes import Calibration, decode_probes, encode_probes, probe_bank, probe_scores
+from policybot.core.probes import (
+    Calibration,
+    decode_probes,
+    encode_probes,
+    probe_bank,
+    probe_scores,
+    request_probes,
+)
 from policybot.core.rows import DocumentRow, doc_of
 from policybot.errors import DiskFull, is_disk_full
 from policybot.evidence.tools import EvidenceTools
@@ -184,6 +191,14 @@ class Components:
         return self._once("probe_vectors", lambda: self.embedder.embed(list(probe_bank()[1])))
 
     @property
+    def nearness_vectors(self) -> np.ndarray:
+        """Everything a question may be nearer than to the library: the topic probes and the requests
+        for the world outside it (``request_probes``), embedded once per process."""
+        return self._once(
+            "nearness_vectors", lambda: np.vstack([self.probe_vectors, self.embedder.embed(list(request_probes()))])
+        )
+
+    @property
     def word_neighbours(self) -> WordNeighbours | None:
         """The question-word neighbour finder, with its word vectors kept for the process; None when
         no threshold is set for the embedding model."""
@@ -320,6 +335,7 @@ class Components:
             calibration=self.calibration,
             name_documents=self.name_documents,
             probe_vectors=lambda: self.probe_vectors,
+            nearness_vectors=lambda: self.nearness_vectors,
             library=self.index.documents,
             chunks_of=lambda doc: self.registry.chunks_of(doc.collection, doc.doc_id),
             references=self.references,

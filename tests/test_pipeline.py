@@ -13,6 +13,7 @@ from policybot.answer.conversation import Conversation, Turn
 from policybot.answer.missing import MISSING
 from policybot.answer.writers import DEPENDS_ON, HEDGE
 from policybot.components import Components
+from policybot.core.probes import probe_bank, request_probes
 from policybot.core.quotes import MAX_QUOTE_CHARS
 from policybot.events import AnswerEvent, PassagesEvent, TokenEvent
 from policybot.models.llm import REFUSAL, fixed_llm
@@ -139,6 +140,32 @@ def test_a_question_closer_to_an_off_topic_one_than_to_the_policy_is_refused_up_
     answer = sample.ask("is the swimming pool open on bank holidays", use_llm=False)
     assert answer.refused and "as close to one of those" in answer.refusal_reason
     assert not sample.ask("the neighbour's tree roots cracked our drains", use_llm=False).refused
+
+
+# Requests a kiosk visitor makes of the world outside the documents. None is a request probe, or a
+# paraphrase of one (calibration/request-probes.txt asks for an electrician, a pharmacy, a bicycle …).
+REQUESTS = ["can you recommend a good plumber near me", "where is the nearest cash machine"]
+
+
+@pytest.mark.parametrize("question", REQUESTS)
+def test_a_request_for_the_world_outside_the_documents_is_refused(sample, question):
+    """Under MiniLM these are as far from every topic probe as from the policy, so nothing was
+    evidence that they are about something else: they were answered under a caution, with 8.3
+    *Documents and evidence* first for the plumber. The request probes are that evidence."""
+    answer = sample.ask(question, use_llm=False)
+    assert answer.refused and answer.band == "out_of_scope"
+    assert "as close to one of those" in answer.refusal_reason
+
+
+def test_the_requests_are_evidence_of_nearness_only_never_part_of_the_floors(sample):
+    """The floors and the fusion's scale are what the topic probes reach: the requests ("what time does
+    the supermarket open") would raise them on a library whose words they share, and refuse answerable
+    stories there."""
+    requests = request_probes()
+    assert requests and not set(requests) & set(probe_bank()[1])
+    scope = sample.components.index.documents()
+    assert len(sample.components.calibration(scope).dense) == len(probe_bank()[1])
+    assert len(sample.components.nearness_vectors) == len(probe_bank()[1]) + len(requests)
 
 
 @pytest.mark.parametrize("question", NEAR_MISS)

@@ -24,6 +24,14 @@ def probe_bank() -> tuple[str, tuple[str, ...]]:
     return hashlib.sha1("\n".join(probes).encode()).hexdigest()[:10], probes
 
 
+@lru_cache(maxsize=1)
+def request_probes() -> tuple[str, ...]:
+    """Requests for the world outside the documents ("can you book me a table for two"): evidence of
+    what a question is near, beside the topic probes, never part of the floors or the scale."""
+    text = resources.files("policybot").joinpath("calibration", "request-probes.txt").read_text(encoding="utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
 def probe_scores(chunk_vectors: np.ndarray, probe_vectors: np.ndarray) -> list[float]:
     """For each probe, its best cosine over a document's chunks (unit vectors: dot products)."""
     if len(chunk_vectors) == 0:
