@@ -191,12 +191,9 @@ class Components:
         return self._once("probe_vectors", lambda: self.embedder.embed(list(probe_bank()[1])))
 
     @property
-    def nearness_vectors(self) -> np.ndarray:
-        """Everything a question may be nearer than to the library: the topic probes and the requests
-        for the world outside it (``request_probes``), embedded once per process."""
-        return self._once(
-            "nearness_vectors", lambda: np.vstack([self.probe_vectors, self.embedder.embed(list(request_probes()))])
-        )
+    def request_vectors(self) -> np.ndarray:
+        """The requests for the world outside the documents (``request_probes``), embedded once per process."""
+        return self._once("request_vectors", lambda: self.embedder.embed(list(request_probes())))
 
     @property
     def word_neighbours(self) -> WordNeighbours | None:
@@ -335,7 +332,7 @@ class Components:
             calibration=self.calibration,
             name_documents=self.name_documents,
             probe_vectors=lambda: self.probe_vectors,
-            nearness_vectors=lambda: self.nearness_vectors,
+            request_vectors=lambda: self.request_vectors,
             library=self.index.documents,
             chunks_of=lambda doc: self.registry.chunks_of(doc.collection, doc.doc_id),
             references=self.references,

@@ -154,7 +154,7 @@ def test_a_request_for_the_world_outside_the_documents_is_refused(sample, questi
     *Documents and evidence* first for the plumber. The request probes are that evidence."""
     answer = sample.ask(question, use_llm=False)
     assert answer.refused and answer.band == "out_of_scope"
-    assert "as close to one of those" in answer.refusal_reason
+    assert "closer to a request for something outside them" in answer.refusal_reason
 
 
 def test_the_requests_are_evidence_of_nearness_only_never_part_of_the_floors(sample):
@@ -165,7 +165,7 @@ def test_the_requests_are_evidence_of_nearness_only_never_part_of_the_floors(sam
     assert requests and not set(requests) & set(probe_bank()[1])
     scope = sample.components.index.documents()
     assert len(sample.components.calibration(scope).dense) == len(probe_bank()[1])
-    assert len(sample.components.nearness_vectors) == len(probe_bank()[1]) + len(requests)
+    assert len(sample.components.request_vectors) == len(requests)
 
 
 @pytest.mark.parametrize("question", NEAR_MISS)

@@ -52,6 +52,7 @@ class Signals:
     agreement: bool  # dense retrieval and BM25 put the same passage first
     clause_led: bool  # a clause the question names (by number, or asks what its title means) leads the ranking
     probe_nearness: float | None = None  # the question's best cosine with an off-topic probe (None: not measured)
+    request_nearness: float | None = None  # its best cosine with a request for the world outside the documents
 
 
 def decide(signals: Signals, calibration: Calibration) -> tuple[Band, float]:
@@ -65,7 +66,20 @@ def decide(signals: Signals, calibration: Calibration) -> tuple[Band, float]:
     if (
         signals.cosine <= floor
         and signals.lexical <= calibration.lexical_floor(LEXICAL_RESCUE_QUANTILE)
-        and (nearness is None or nearness >= signals.cosine)
+        and (nearness is None or nearer_elsewhere(signals, calibration))
     ):
         return "out_of_scope", floor
     return ("confident" if signals.agreement else "uncertain"), floor
+
+
+def nearer_elsewhere(signals: Signals, calibration: Calibration) -> bool:
+    """Evidence that a question is about something else: it is at least as close to an off-topic probe
+    as to its best passage, or closer to a request for the world outside the documents ("can you
+    recommend a good plumber near me") by more than the spread of what off-topic questions reach in
+    these documents. That margin keeps a weak story from being refused on a weaker likeness: under
+    MiniLM "we got stuck at the airport for 15 hours" is .26 from "Where is the closest pharmacy that
+    is open late tonight?" and .22 from the travel policy's delay clause, a spread (.06) apart
+    (eval/decisions/2026-12-01-requests-as-evidence.md)."""
+    near = signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine
+    request = signals.request_nearness
+    return near or (request is not None and request - calibration.spread() >= signals.cosine)

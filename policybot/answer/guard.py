@@ -34,8 +34,11 @@ class Guard:
                 f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents "
                 f"({floor:.2f})"
             )
-            if signals.probe_nearness is not None:
+            if signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine:
                 reason += f", and the question is as close to one of those ({signals.probe_nearness:.2f})"
+            elif signals.request_nearness is not None:
+                near = signals.request_nearness
+                reason += f", and the question is closer to a request for something outside them ({near:.2f})"
             return Verdict(band, signals.cosine, floor, reason)
         if band == "confident" and scored.source is ScoreSource.RERANKER and scored.relevance < scored.threshold:
             band = "uncertain"

@@ -92,7 +92,7 @@ class AnswerParts:
     calibration: Callable[[Sequence[DocumentRow]], Calibration]  # off-topic probe scores of a scope
     name_documents: Callable[[str, Sequence[DocumentRow]], list[NamedDocument]]
     probe_vectors: Callable[[], np.ndarray]  # the off-topic probe questions, embedded (once per process)
-    nearness_vectors: Callable[[], np.ndarray]  # those and the requests for the world outside the documents
+    request_vectors: Callable[[], np.ndarray]  # the requests for the world outside the documents, embedded
     library: Library  # every document, for the earlier-edition note (outside the question's scope)
     chunks_of: ChunksOf
     references: ReferenceFollower | None = None
@@ -210,14 +210,13 @@ class AnswerPipeline:
         probe question ("does it cost anything" is; "what time is it?" is not): the test the refusal
         band reads as evidence that a question is about something else, turned round."""
         best = self.parts.retriever.dense.run(question, 1, doc_ids)
-        return bool(best) and best[0][1] > (self._probe_nearness(question, requests=False) or 0.0)
+        return bool(best) and best[0][1] > (self._probe_nearness(question) or 0.0)
 
-    def _probe_nearness(self, question: str, requests: bool = True) -> float | None:
-        """The question's best cosine with an off-topic probe question or, unless told not to, a request
-        for the world outside the documents ("where is the nearest cash machine"; None: no probes). A
-        turn that says little ("is there anything for that") is near every request a little: whether it
-        follows is judged against the topic probes alone."""
-        probes = self.parts.nearness_vectors() if requests else self.parts.probe_vectors()
+    def _probe_nearness(self, question: str, probes: np.ndarray | None = None) -> float | None:
+        """The question's best cosine with an off-topic probe question, or with one of ``probes`` (None:
+        no probes). Whether a turn that says little follows is judged against the topic probes alone: it
+        is a little near every request ("is there anything for that")."""
+        probes = self.parts.probe_vectors() if probes is None else probes
         return float(np.max(probes @ self.parts.embed_query(question))) if len(probes) else None
 
     def _continuing(
@@ -385,6 +384,7 @@ class AnswerPipeline:
             agreement=first.confidence > 0,
             clause_led=clause_led,
             probe_nearness=nearness,
+            request_nearness=self._probe_nearness(question, self.parts.request_vectors()),
         )
         return Guard().run(signals, self.parts.calibration(scope), scored, has_sources)
 

@@ -81,6 +81,10 @@ class Calibration:
         mean, sd = float(np.mean(probes)), float(np.std(probes)) or 1.0
         return [(float(x) - mean) / sd for x in scores]
 
+    def spread(self) -> float:
+        """How widely the off-topic probes' best cosines vary in this scope (their standard deviation)."""
+        return float(np.std(self.dense)) if len(self.dense) > 1 else 0.0
+
     def dense_floor(self, q: float) -> float:
         return float(np.quantile(self.dense, q)) if self.dense else 0.0
 
