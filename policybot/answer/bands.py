@@ -18,6 +18,12 @@ embedding model, as questions about cooking are. Refusing it reads as "not cover
 refused only when it is also at least as close to one of the off-topic probes as to its best passage:
 positive evidence that it is about something else. One that resembles nothing (neither the documents
 nor the probes) gets the passages with a caution instead (eval/decisions/2026-11-29-refusal-evidence.md).
+
+A kiosk visitor also asks the world outside the documents for things ("where is the nearest cash
+machine", "can you book me a taxi"). No topic probe is like them, so nothing was evidence against them.
+A second bank, requests for places, bookings, forecasts and sums (``calibration/request-probes.txt``),
+is that evidence, past a margin: the spread of the topic probes' scores (``nearer_elsewhere``). It never
+sets the floors or the fusion's scale, which stay the topic bank's.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ def nearer_elsewhere(signals: Signals, calibration: Calibration) -> bool:
     these documents. That margin keeps a weak story from being refused on a weaker likeness: under
     MiniLM "we got stuck at the airport for 15 hours" is .26 from "Where is the closest pharmacy that
     is open late tonight?" and .22 from the travel policy's delay clause, a spread (.06) apart
-    (eval/decisions/2026-12-01-requests-as-evidence.md)."""
+    (eval/decisions/2026-12-01-a-requests-as-evidence.md)."""
     near = signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine
     request = signals.request_nearness
     return near or (request is not None and request - calibration.spread() >= signals.cosine)
