@@ -143,7 +143,7 @@ def test_a_question_closer_to_an_off_topic_one_than_to_the_policy_is_refused_up_
 
 
 # Requests a kiosk visitor makes of the world outside the documents. None is a request probe, or a
-# paraphrase of one (calibration/request-probes.txt asks for an electrician, a pharmacy, a bicycle …).
+# paraphrase of one (calibration/request-probes.txt asks for an electrician, a pharmacy, a takeaway …).
 REQUESTS = ["can you recommend a good plumber near me", "where is the nearest cash machine"]
 
 
