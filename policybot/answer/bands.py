@@ -86,6 +86,10 @@ def nearer_elsewhere(signals: Signals, calibration: Calibration) -> bool:
     MiniLM "we got stuck at the airport for 15 hours" is .26 from "Where is the closest pharmacy that
     is open late tonight?" and .22 from the travel policy's delay clause, a spread (.06) apart
     (eval/decisions/2026-12-01-a-requests-as-evidence.md)."""
-    near = signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine
     request = signals.request_nearness
-    return near or (request is not None and request - calibration.spread() >= signals.cosine)
+    return near_a_probe(signals) or (request is not None and request - calibration.spread() >= signals.cosine)
+
+
+def near_a_probe(signals: Signals) -> bool:
+    """Whether the question is at least as close to an off-topic probe as to its best passage."""
+    return signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine

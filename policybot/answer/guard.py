@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policybot.answer.bands import Band, Signals, decide
+from policybot.answer.bands import Band, Signals, decide, near_a_probe
 from policybot.answer.scoring import Scored, ScoreSource
 from policybot.core.probes import Calibration
 
@@ -34,7 +34,7 @@ class Guard:
                 f"best cosine {signals.cosine:.2f} is no higher than off-topic questions reach in these documents "
                 f"({floor:.2f})"
             )
-            if signals.probe_nearness is not None and signals.probe_nearness >= signals.cosine:
+            if near_a_probe(signals):
                 reason += f", and the question is as close to one of those ({signals.probe_nearness:.2f})"
             elif signals.request_nearness is not None:
                 near = signals.request_nearness
