@@ -309,6 +309,37 @@ def health_policy_pdf(path: Path) -> Path:
     return b.save(path)
 
 
+def tabbed_contract_pdf(path: Path) -> Path:
+    """A supply agreement set with tab stops: each article's number at the margin and its title in
+    capitals at the next stop, on the same baseline, in body type (PyMuPDF reads them as two lines);
+    clauses numbered "12.1" the same way."""
+    b = PdfBuilder()
+    b.heading("SUPPLY AGREEMENT", size=14)
+    articles = [
+        ("1.", "DEFINITIONS", [("1.1", "Products means the devices listed in Schedule 1.")]),
+        ("2.", "DELIVERY AND FORECAST", [("2.1", "The Supplier delivers the Products within 30 days of each order.")]),
+        ("3.", "PRICE AND PAYMENT", [("3.1", "The Customer pays each invoice within 60 days of receiving it.")]),
+        (
+            "4.",
+            "TERM AND TERMINATION",
+            [
+                ("4.1", "This Agreement comes into force on the Effective Date and remains in force for five years."),
+                ("4.2", "The Customer may terminate this Agreement without cause on six months' written notice."),
+            ],
+        ),
+    ]
+    for number, title, clauses in articles:
+        b.y += 8
+        b.page.insert_text((LEFT, b.y), number, fontname="helv", fontsize=BODY_SIZE)
+        b.page.insert_text((LEFT + 40, b.y), title, fontname="helv", fontsize=BODY_SIZE)
+        b.y += LINE_GAP
+        for clause, text in clauses:
+            b.page.insert_text((LEFT, b.y), clause, fontname="helv", fontsize=BODY_SIZE)
+            b.page.insert_text((LEFT + 40, b.y), text, fontname="helv", fontsize=BODY_SIZE)
+            b.y += LINE_GAP
+    return b.save(path)
+
+
 def travel_policy_pdf(path: Path) -> Path:
     """A UK travel wording: numbered sections with "What is covered" / "What is not covered" under
     them in a smaller bold type, a summary table, the excess listed first among what is not covered,

@@ -244,6 +244,20 @@ def test_unnumbered_headings_file_their_clauses_and_a_citation_names_them(tmp_pa
     assert [line.section for line in lines if "31 days" in line.text] == ["Section 2 - Personal liability"]  # off
 
 
+def test_a_contract_set_at_tab_stops_is_cited_under_its_articles(tmp_path):
+    """A supply agreement whose article numbers and titles stand at two tab stops ("4." / "TERM AND
+    TERMINATION") had no section at all: every citation was unnamed and no header carried a title."""
+    from tests.conftest import NO_OLLAMA, make_settings
+
+    bot = PolicyBot(make_settings(tmp_path / "home", ollama_host=NO_OLLAMA))
+    outcome = bot.ingest_file(pdfs.tabbed_contract_pdf(tmp_path / "supply-agreement.pdf"))
+    assert outcome.status == "ingested" and outcome.sections == 4, outcome.message
+    answer = bot.ask("Can the customer end the agreement without giving a reason?")
+    assert answer.citations[0].section == "4. TERM AND TERMINATION", answer.citations
+    assert "six months" in answer.citations[0].quote
+    assert "|bn1" in chunking_signature(bot.components.settings, bot.components.chunker)
+
+
 def travel_wording_with_definitions_pdf(path):
     """A wording whose unnumbered DEFINITIONS come after its opening paragraph and before Section 1, and
     define their terms before a colon or a dash."""

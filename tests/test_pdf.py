@@ -31,6 +31,14 @@ def test_outline_gives_the_sections(outlined_pdf):
     assert _section_of(doc, "We will not pay for loss").section == "Section 2 Exclusions > 2.1 Gradual deterioration"
 
 
+def test_a_number_and_its_title_at_two_tab_stops_head_a_section(tmp_path):
+    doc = read_pdf(pdfs.tabbed_contract_pdf(tmp_path / "supply-agreement.pdf"))
+    assert doc.section_source == "patterns"
+    assert _section_of(doc, "remains in force for five years").section == "4. TERM AND TERMINATION"
+    assert _section_of(doc, "pays each invoice").section == "3. PRICE AND PAYMENT"
+    assert _section_of(doc, "SUPPLY AGREEMENT").section == ""  # the title above the first article heads nothing
+
+
 def test_table_is_one_markdown_block(policy_pdf):
     doc = read_pdf(policy_pdf)
     tables = [line for line in doc.lines if line.kind == "table"]

@@ -96,6 +96,34 @@ def test_bare_article_number_takes_title_from_next_heading_line():
     assert from_patterns(lines).paths[2] == "Article 12 Definitions"
 
 
+def test_a_number_alone_on_its_line_heads_the_title_set_under_it_where_the_document_numbers_several():
+    # A supply agreement's layout: each number at one tab stop, its title in capitals at the next, so
+    # PyMuPDF reads them as two lines ("12." / "TERM AND TERMINATION AND TRANSITION").
+    body = [L("This Agreement shall remain in force for three years unless terminated.", bold=False)]
+    contract = [
+        L("1.", bold=False),
+        L("DEFINITIONS", bold=False),
+        *body,
+        L("2.", bold=False),
+        L("GENERAL, SCOPE", bold=False),
+        *body,
+        L("12.", bold=False),
+        L("TERM AND TERMINATION AND TRANSITION", bold=False),
+        L("12.1", bold=False),
+        L("This Agreement shall come into force on the Effective Date.", bold=False),
+    ]
+    paths = detect_sections(contract, []).paths
+    assert paths[2] == "1. DEFINITIONS"
+    assert paths[5] == "2. GENERAL, SCOPE"
+    assert paths[9] == "12. TERM AND TERMINATION AND TRANSITION"
+    # One such pair is not a numbering; a title in body type, a sentence, or a second number is no title.
+    assert set(detect_sections(contract[:3], []).paths) == {""}
+    plain = [L(f"{n}.", bold=False) for n in (1, 2, 3)]
+    for title in ("Definitions of the words used", "The Supplier shall deliver the goods.", "3."):
+        lines = [line for number in plain for line in (number, L(title, bold=False), *body)]
+        assert set(detect_sections(lines, []).paths) == {""}, title
+
+
 def test_outline_single_root_is_the_title_not_a_section():
     lines = [
         L("Standard Flood Insurance Policy", page=1),

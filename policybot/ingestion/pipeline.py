@@ -89,6 +89,7 @@ def chunking_signature(settings: Settings, chunker: Chunker) -> str:
         + ("|bh1" if settings.bare_headings == "merge" else "")  # no chunk of a heading alone
         + "|toc1"  # contents entries ("ARTICLE XI ….... 29") no longer start sections
         + "|kl1"  # a capital letter designates a section ("Section A: Loss of or damage to your car")
+        + "|bn1"  # a number alone on its line heads the title set under it ("12." / "TERM AND TERMINATION")
     )
 
 

@@ -4,7 +4,9 @@ Two sources, best first: the PDF outline (bookmarks), matched to the heading lin
 their pages; else heading patterns common in policies and laws ("Section 4", "Clause 5",
 "§3.2", "Article 12", "III. PROPERTY INSURED", "A. Definitions", "4.2.1 ..."), taken
 only from lines styled as headings (bold, larger, or all capitals) so list items and
-sentences that happen to start with a number are not mistaken for headings. Contracts and
+sentences that happen to start with a number are not mistaken for headings; a number set alone on
+its line with its styled title on the next ("12." / "TERM AND TERMINATION", two tab stops) is one
+heading where the document numbers at least three so. Contracts and
 many real wordings set their headings in body type, run into the clause ("2. Term. Unless
 earlier terminated…", "18) Maternity (Code-Excl18): Medical treatment…"): such a numbered
 Title Case title counts only where the document numbers at least three of them. That reading
@@ -369,9 +371,10 @@ def from_patterns(
     level_of_kind: dict[str, int] = {}
     starts: list[tuple[int, float, str]] = []
     run_in = _run_in_headings(lines) if run_in_headings else {}
+    bare = bare_number_headings(lines, body)
     for i, line in enumerate(lines):
-        found = heading_kind(line.text)
-        if not found or not _styled_as_heading(line, body, line.text):
+        found = bare.get(i) or heading_kind(line.text)
+        if not found or (i not in bare and not _styled_as_heading(line, body, line.text)):
             if i in run_in:
                 kind, title = run_in[i]
                 starts.append((i, level_of_kind.setdefault(kind, len(level_of_kind) + 1), title))
@@ -392,6 +395,27 @@ def from_patterns(
         frozenset(i for i in candidates if not CONDITION_WORDS.match(lines[i].text.strip())) if marks else frozenset()
     )
     return SectionResult(_paths_from_starts(len(lines), starts), len(starts), source, None, marked)
+
+
+_BARE_HEADING_NUMBER = re.compile(r"^(\d{1,3})[.)]$")
+
+
+def bare_number_headings(lines: Sequence[HeadingLine], body: float) -> dict[int, tuple[str, str]]:
+    """Numbered headings whose number stands alone on its line and whose title, set as a heading
+    (bold, larger or in capitals), is the next line: "12." / "TERM AND TERMINATION AND TRANSITION",
+    as PDFs set a number and its title at two tab stops. Kept only where the document numbers at
+    least three so with different numbers, as for run-in headings."""
+    found: dict[int, tuple[str, str]] = {}
+    for i in range(len(lines) - 1):
+        m = _BARE_HEADING_NUMBER.match(lines[i].text.strip())
+        title = lines[i + 1].text.strip()
+        if not m or lines[i + 1].page != lines[i].page or heading_kind(title) or _BARE_NUMBER.match(title):
+            continue
+        if len(title) > MAX_HEADING_CHARS or len(title.split()) > MAX_HEADING_WORDS or title[-1] in ",;.":
+            continue
+        if sum(c.isalpha() for c in title) >= 3 and _styled_as_heading(lines[i + 1], body, title):
+            found[i] = ("number", f"{lines[i].text.strip()} {_clean_title(title)}")
+    return _numbered_enough(found)
 
 
 def _paths_from_starts(n_lines: int, starts: Sequence[tuple[int, float, str]]) -> list[str]:
